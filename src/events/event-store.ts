@@ -1,0 +1,140 @@
+/**
+ * The EventStore port. Domain code, projectors and queries depend on this interface only;
+ * the engines (embedded SQLite, EventStoreDB) are adapters behind it.
+ *
+ * Positions and revisions are plain numbers: SQLite positions are a dense sequence, EventStoreDB
+ * `$all` commit positions are byte offsets in the transaction log (far below 2^53 in practice).
+ * Lag figures are therefore "events" on the embedded engine and "log bytes" on EventStoreDB.
+ */
+
+export interface EventMetadata {
+  /** The HTTP request (or CLI run) that caused the event. */
+  correlationId?: string;
+  /** The id of the event or command that directly caused this one. */
+  causationId?: string;
+  /** Who did it: `user:<username>`, `apikey:<id>`, `admin`, `system`. */
+  actor?: string;
+  /** Version of the event's data shape, used by upcasters when reading back. */
+  schemaVersion?: number;
+}
+
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  /** A UUID. Retrying an append with the same ids is a no-op (idempotent append). */
+  readonly id?: string;
+  readonly type: Type;
+  readonly data: Data;
+  readonly metadata?: EventMetadata;
+}
+
+export interface RecordedEvent<Type extends string = string, Data = unknown> {
+  readonly id: string;
+  readonly type: Type;
+  readonly data: Data;
+  readonly metadata: EventMetadata;
+  readonly stream: string;
+  /** Zero-based revision of the event inside its stream. */
+  readonly revision: number;
+  /** Position in the global log; strictly increasing in log order. */
+  readonly position: number;
+  /** When the store recorded the event: UTC, millisecond precision. */
+  readonly recordedAt: Date;
+}
+
+/** `any`: no check; `no_stream`: the stream must not exist; a number: the stream's current last revision. */
+export type ExpectedRevision = 'any' | 'no_stream' | number;
+
+export interface AppendResult {
+  /** Revision of the last event written (or already present, on an idempotent retry). */
+  readonly revision: number;
+  /** Global position of the last event written. */
+  readonly position: number;
+}
+
+export interface StreamAppend {
+  readonly stream: string;
+  readonly events: readonly NewEvent[];
+  readonly expectedRevision?: ExpectedRevision;
+}
+
+export interface ReadStreamOptions {
+  readonly direction?: 'forwards' | 'backwards';
+  /** Inclusive. Defaults to the start (forwards) or the end (backwards). */
+  readonly fromRevision?: number;
+  readonly maxCount?: number;
+}
+
+export interface LogFilter {
+  /** Only events of these types. */
+  readonly types?: readonly string[];
+  /** Only events whose stream name starts with this prefix. */
+  readonly streamPrefix?: string;
+}
+
+export interface ReadAllOptions extends LogFilter {
+  /** Exclusive: events strictly after this position. Omitted = from the start of the log. */
+  readonly after?: number;
+  /** Only events recorded at or before this instant. */
+  readonly until?: Date;
+  readonly maxCount?: number;
+}
+
+export interface SubscribeOptions extends LogFilter {
+  /** Exclusive start position; omitted = from the start of the log. */
+  readonly after?: number;
+  /** Largest batch handed to the handler at once. */
+  readonly batchSize?: number;
+}
+
+export interface Subscription {
+  /** Stops after the batch in progress; resolves once no handler call is running. */
+  stop(): Promise<void>;
+  /** Settles when the subscription ends: resolves after stop(), rejects if the handler or the engine fails. */
+  readonly done: Promise<void>;
+}
+
+/**
+ * Catch-up subscription: the handler first receives the stored events after `after` in batches,
+ * then turns live and receives new events as they are appended. The next batch is delivered only
+ * after the handler's promise resolves (back-pressure), so a handler sees events strictly in order.
+ */
+export type BatchHandler = (batch: readonly RecordedEvent[]) => Promise<void>;
+
+export interface EventStore {
+  append(stream: string, events: readonly NewEvent[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Appends to several streams. SQLite: atomic, all or nothing. EventStoreDB has no multi-stream
+   * transaction: streams are appended in order, and a retry after a partial failure is safe because
+   * every event carries an id and a repeated append of the same ids is idempotent.
+   */
+  appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
+  readStream(stream: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
+  readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
+  /** Position of the last event in the log, or 0 when the log is empty. */
+  headPosition(): Promise<number>;
+  subscribe(options: SubscribeOptions, handler: BatchHandler): Subscription;
+  close(): Promise<void>;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  override readonly name = 'WrongExpectedRevisionError';
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    /** The stream's actual last revision, or -1 when it does not exist (`undefined` if unknown). */
+    readonly actual: number | undefined,
+  ) {
+    super(`Stream ${stream}: expected revision ${String(expected)}, actual ${actual === undefined ? 'unknown' : actual}`);
+  }
+}
+
+/** An event id was reused with different content or at a different place: never silently accepted. */
+export class DuplicateEventIdError extends Error {
+  override readonly name = 'DuplicateEventIdError';
+  constructor(readonly eventId: string) {
+    super(`Event id ${eventId} was already used for a different append`);
+  }
+}
+
+export const matchesFilter = (filter: LogFilter, type: string, stream: string): boolean =>
+  (filter.types === undefined || filter.types.includes(type)) &&
+  (filter.streamPrefix === undefined || stream.startsWith(filter.streamPrefix));

@@ -1,0 +1,135 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { CheckpointConflictError, UnknownFieldError, type Doc, type ReadStore } from '../../src/projections/read-store.ts';
+
+export interface ReadStoreFixture {
+  readonly store: ReadStore;
+  close(): Promise<void>;
+}
+
+const rejects = async (p: Promise<unknown>, type: new (...a: never[]) => Error) => {
+  try {
+    await p;
+  } catch (e) {
+    assert.instance(e, type);
+    return;
+  }
+  assert.unreachable(`expected ${type.name}`);
+};
+
+const people: Doc[] = [
+  { id: 'p1', name: 'Ada', age: 36, active: true, dept: { code: 'maths' } },
+  { id: 'p2', name: 'Brian', age: 52, active: false, dept: { code: 'cs' } },
+  { id: 'p3', name: 'Cleo', age: 29, active: true, dept: { code: 'cs' } },
+  { id: 'p4', name: 'Dev', age: null, active: true, dept: { code: 'maths' } },
+];
+
+/** One behaviour contract for every ReadStore adapter. */
+export const readStoreContract = (name: string, open: () => Promise<ReadStoreFixture>) => {
+  const test = suite<{ fx: ReadStoreFixture }>(`ReadStore contract: ${name}`, {} as { fx: ReadStoreFixture });
+  test.before(async (ctx) => {
+    ctx.fx = await open();
+    await ctx.fx.store.ensureCollection({ name: 'people', indexes: ['name', 'age', 'active', 'dept.code'] });
+    await ctx.fx.store.bulkWrite(people.map((doc) => ({ kind: 'put', collection: 'people', doc })));
+  });
+  test.after(async (ctx) => {
+    await ctx.fx.close();
+  });
+
+  test('ensureCollection is idempotent and collections are listed', async (ctx) => {
+    await ctx.fx.store.ensureCollection({ name: 'people', indexes: ['name', 'age', 'active', 'dept.code'] });
+    assert.ok((await ctx.fx.store.listCollections()).includes('people'));
+    assert.is(await ctx.fx.store.count('people'), 4);
+  });
+
+  test('get and getMany return whole documents; a missing id is null', async (ctx) => {
+    assert.equal(await ctx.fx.store.get('people', 'p1'), people[0]);
+    assert.is(await ctx.fx.store.get('people', 'nope'), null);
+    const many = await ctx.fx.store.getMany('people', ['p2', 'zz', 'p3']);
+    assert.equal([...many.keys()].sort(), ['p2', 'p3']);
+    assert.equal(many.get('p3'), people[2]);
+  });
+
+  test('find by indexed fields: equality, booleans, nested paths, null, $in and ranges', async (ctx) => {
+    const ids = (docs: Doc[]) => docs.map((d) => d.id);
+    assert.equal(ids(await ctx.fx.store.find('people', { where: { name: 'Brian' } })), ['p2']);
+    assert.equal(ids(await ctx.fx.store.find('people', { where: { active: false } })), ['p2']);
+    assert.equal(ids(await ctx.fx.store.find('people', { where: { 'dept.code': 'cs' }, sort: [['name', 'asc']] })), ['p2', 'p3']);
+    assert.equal(ids(await ctx.fx.store.find('people', { where: { age: null } })), ['p4']);
+    assert.equal(ids(await ctx.fx.store.find('people', { where: { name: { $in: ['Ada', 'Dev'] } }, sort: [['name', 'asc']] })), ['p1', 'p4']);
+    assert.equal(ids(await ctx.fx.store.find('people', { where: { age: { $gte: 29, $lt: 52 } }, sort: [['age', 'desc']] })), ['p1', 'p3']);
+    assert.equal(ids(await ctx.fx.store.find('people', { where: { id: 'p3' } })), ['p3']);
+    assert.is(await ctx.fx.store.count('people', { where: { active: true } }), 3);
+  });
+
+  test('find sorts and limits', async (ctx) => {
+    const r = await ctx.fx.store.find('people', { where: { active: true }, sort: [['name', 'desc']], limit: 2 });
+    assert.equal(r.map((d) => d.name), ['Dev', 'Cleo']);
+  });
+
+  test('find refuses fields that are not declared indexes', async (ctx) => {
+    await rejects(ctx.fx.store.find('people', { where: { shoeSize: 9 } }), UnknownFieldError);
+    await rejects(ctx.fx.store.find('people', { sort: [['shoeSize', 'asc']] }), UnknownFieldError);
+  });
+
+  test('upsert replaces, delete removes, bulkWrite applies in order', async (ctx) => {
+    await ctx.fx.store.ensureCollection({ name: 'scratch', indexes: ['v'] });
+    await ctx.fx.store.upsert('scratch', { id: 'a', v: 1 });
+    await ctx.fx.store.upsert('scratch', { id: 'a', v: 2 });
+    assert.equal(await ctx.fx.store.get('scratch', 'a'), { id: 'a', v: 2 });
+    await ctx.fx.store.delete('scratch', 'a');
+    assert.is(await ctx.fx.store.get('scratch', 'a'), null);
+    await ctx.fx.store.bulkWrite([
+      { kind: 'put', collection: 'scratch', doc: { id: 'b', v: 1 } },
+      { kind: 'delete', collection: 'scratch', id: 'b' },
+      { kind: 'put', collection: 'scratch', doc: { id: 'c', v: 3 } },
+      { kind: 'put', collection: 'scratch', doc: { id: 'c', v: 4 } },
+    ]);
+    assert.is(await ctx.fx.store.get('scratch', 'b'), null);
+    assert.equal(await ctx.fx.store.find('scratch', { where: { v: 4 } }), [{ id: 'c', v: 4 }]);
+    await ctx.fx.store.dropCollection('scratch');
+    assert.not.ok((await ctx.fx.store.listCollections()).includes('scratch'));
+  });
+
+  test('commitBatch writes changes and the checkpoint together, guarded by the expected checkpoint', async (ctx) => {
+    await ctx.fx.store.ensureCollection({ name: 'counts', indexes: [] });
+    assert.is(await ctx.fx.store.getCheckpoint('counter'), null);
+    await ctx.fx.store.commitBatch('counter', [{ kind: 'put', collection: 'counts', doc: { id: 'x', n: 1 } }], null, { position: 10 });
+    assert.equal(await ctx.fx.store.getCheckpoint('counter'), { position: 10 });
+    await rejects(
+      ctx.fx.store.commitBatch('counter', [{ kind: 'put', collection: 'counts', doc: { id: 'x', n: 99 } }], { position: 5 }, { position: 20 }),
+      CheckpointConflictError,
+    );
+    await rejects(
+      ctx.fx.store.commitBatch('counter', [{ kind: 'put', collection: 'counts', doc: { id: 'y', n: 1 } }], null, { position: 20 }),
+      CheckpointConflictError,
+    );
+    assert.equal(await ctx.fx.store.get('counts', 'x'), { id: 'x', n: 1 });
+    assert.is(await ctx.fx.store.get('counts', 'y'), null);
+    assert.equal(await ctx.fx.store.getCheckpoint('counter'), { position: 10 });
+    await ctx.fx.store.commitBatch('counter', [{ kind: 'delete', collection: 'counts', id: 'x' }], { position: 10 }, { position: 11 });
+    assert.is(await ctx.fx.store.get('counts', 'x'), null);
+    await ctx.fx.store.deleteCheckpoint('counter');
+    assert.is(await ctx.fx.store.getCheckpoint('counter'), null);
+  });
+
+  test('renameCollection swaps a rebuilt collection in, replacing the old one with its indexes', async (ctx) => {
+    await ctx.fx.store.ensureCollection({ name: 'live', indexes: ['k'] });
+    await ctx.fx.store.upsert('live', { id: '1', k: 'old' });
+    await ctx.fx.store.ensureCollection({ name: 'live_next', indexes: ['k'] });
+    await ctx.fx.store.upsert('live_next', { id: '1', k: 'new' });
+    await ctx.fx.store.renameCollection('live_next', 'live');
+    assert.equal(await ctx.fx.store.find('live', { where: { k: 'new' } }), [{ id: '1', k: 'new' }]);
+    assert.equal(await ctx.fx.store.find('live', { where: { k: 'old' } }), []);
+    const names = await ctx.fx.store.listCollections();
+    assert.ok(names.includes('live'));
+    assert.not.ok(names.includes('live_next'));
+    // The freed name can be used again for the next rebuild.
+    await ctx.fx.store.ensureCollection({ name: 'live_next', indexes: ['k'] });
+    await ctx.fx.store.upsert('live_next', { id: '2', k: 'newer' });
+    assert.equal(await ctx.fx.store.find('live_next', { where: { k: 'newer' } }), [{ id: '2', k: 'newer' }]);
+    assert.equal(await ctx.fx.store.find('live', { where: { k: 'new' } }), [{ id: '1', k: 'new' }]);
+  });
+
+  return test;
+};
