@@ -1,0 +1,40 @@
+import type { RecordedEvent } from '../events/event-store.ts';
+import type { CollectionSpec, Doc } from './read-store.ts';
+
+/** What a projector may do with read-model documents while folding one event. */
+export interface DocAccess {
+  get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
+  put(collection: string, doc: Doc): void;
+  delete(collection: string, id: string): void;
+}
+
+/**
+ * A read model defined as a fold over the event log. `apply` must depend only on the event and the
+ * documents it reads, so the same projector builds the live read model (runner), a scratch copy
+ * (verify, rebuild) and an in-memory answer for a past instant (replay).
+ */
+export interface Projector {
+  readonly name: string;
+  readonly collections: readonly CollectionSpec[];
+  /** Event types the fold reacts to; other events only advance the checkpoint. */
+  readonly handles?: readonly string[];
+  apply(event: RecordedEvent, docs: DocAccess): void | Promise<void>;
+}
+
+/**
+ * The common shape: each event concerns at most one document, whose next state is a pure
+ * function of its current state and the event (`null` removes it).
+ */
+export const foldDocuments =
+  <D extends Doc>(
+    collection: string,
+    idOf: (event: RecordedEvent) => string | undefined,
+    evolve: (doc: D | null, event: RecordedEvent) => D | null,
+  ) =>
+  async (event: RecordedEvent, docs: DocAccess): Promise<void> => {
+    const id = idOf(event);
+    if (id === undefined) return;
+    const next = evolve(await docs.get<D>(collection, id), event);
+    if (next === null) docs.delete(collection, id);
+    else docs.put(collection, next);
+  };
