@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface AdminToken {
+  readonly token: string;
+  /** True when this call generated the token (so the caller prints it, once). */
+  readonly generated: boolean;
+  readonly file?: string;
+}
+
+/** The configured token, else the one kept in the data directory, else a new one stored there (mode 0600). */
+export const resolveAdminToken = (configured: string | undefined, dataDir: string): AdminToken => {
+  if (configured) return { token: configured, generated: false };
+  const file = join(dataDir, 'admin-token');
+  try {
+    const token = readFileSync(file, 'utf8').trim();
+    if (token.length >= 16) return { token, generated: false, file };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const token = randomBytes(32).toString('base64url');
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return { token, generated: true, file };
+};

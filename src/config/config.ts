@@ -1,0 +1,65 @@
+import { resolve } from 'node:path';
+import { byteSize, decodeEnv, httpUrl, integer, oneOf, optional, text } from './env.ts';
+
+const ENGINE_URL = (schemes: readonly string[]) => (s: string) => schemes.some((p) => s.startsWith(p)) && URL.canParse(s);
+
+export const ENV_SPEC = {
+  PORT: integer(0, 65535, 8080),
+  SVC_HOST: text('a host name or IP address to listen on', (s) => /^[A-Za-z0-9.:\[\]-]+$/.test(s), () => '0.0.0.0'),
+  SVC_BASE_URL: optional(httpUrl()),
+  SVC_DATA_DIR: text('a directory path', (s) => s.length > 0, () => './data'),
+  SVC_ADMIN_TOKEN: optional(text('at least 16 characters', (s) => s.length >= 16 && !/\s/.test(s))),
+  SVC_EVENT_STORE: optional(
+    text('an EventStoreDB connection string (esdb://, esdb+discover://, kurrentdb:// or kurrentdb+discover://); unset for embedded SQLite',
+      ENGINE_URL(['esdb://', 'esdb+discover://', 'kurrentdb://', 'kurrentdb+discover://'])),
+  ),
+  SVC_READ_STORE: optional(
+    text('a MongoDB connection string (mongodb:// or mongodb+srv://); unset for embedded SQLite', ENGINE_URL(['mongodb://', 'mongodb+srv://'])),
+  ),
+  SVC_BODY_LIMIT: byteSize(1024 * 1024),
+  SVC_WAIT_TIMEOUT_MS: integer(0, 600_000, 5000),
+  SVC_SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
+  SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+};
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly baseUrl: string;
+  readonly dataDir: string;
+  /** Unset: generated on first start and kept in the data directory. */
+  readonly adminToken: string | undefined;
+  readonly eventStore: { readonly engine: 'sqlite' } | { readonly engine: 'esdb'; readonly url: string };
+  readonly readStore: { readonly engine: 'sqlite' } | { readonly engine: 'mongodb'; readonly url: string };
+  readonly bodyLimitBytes: number;
+  /** Longest a command waits for its effects to become readable before answering. */
+  readonly waitTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+}
+
+export const loadConfig = (env: Record<string, string | undefined> = process.env): Config => {
+  const decoded = decodeEnv(ENV_SPEC, env);
+  if (!decoded.ok) throw new ConfigError(decoded.errors);
+  const v = decoded.value;
+  return {
+    port: v.PORT,
+    host: v.SVC_HOST,
+    baseUrl: v.SVC_BASE_URL ?? `http://localhost:${v.PORT}`,
+    dataDir: resolve(v.SVC_DATA_DIR),
+    adminToken: v.SVC_ADMIN_TOKEN,
+    eventStore: v.SVC_EVENT_STORE ? { engine: 'esdb', url: v.SVC_EVENT_STORE } : { engine: 'sqlite' },
+    readStore: v.SVC_READ_STORE ? { engine: 'mongodb', url: v.SVC_READ_STORE } : { engine: 'sqlite' },
+    bodyLimitBytes: v.SVC_BODY_LIMIT,
+    waitTimeoutMs: v.SVC_WAIT_TIMEOUT_MS,
+    shutdownTimeoutMs: v.SVC_SHUTDOWN_TIMEOUT_MS,
+    logLevel: v.SVC_LOG_LEVEL,
+  };
+};

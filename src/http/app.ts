@@ -1,0 +1,49 @@
+import Koa from 'koa';
+import type Router from '@koa/router';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import type { EventStore } from '../events/event-store.ts';
+import type { ReadStore } from '../projections/read-store.ts';
+import type { ProjectionRunner } from '../projections/runner.ts';
+import { adminAuth } from './middleware/admin-auth.ts';
+import { handleErrors } from './middleware/handle-errors.ts';
+import { jsonBody } from './middleware/json-body.ts';
+import { jsonOutput } from './middleware/json-output.ts';
+import { logRequests } from './middleware/log-requests.ts';
+import { requestId } from './middleware/request-id.ts';
+import { unmatched } from './middleware/unmatched.ts';
+import { adminProjectionRoutes } from './routes/admin-projections.ts';
+import { healthRoutes } from './routes/health.ts';
+import type { AppState } from './state.ts';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly events: EventStore;
+  readonly reads: ReadStore;
+  readonly runner: ProjectionRunner;
+  readonly adminToken: string;
+}
+
+const isAdminPath = (path: string) => path === '/api/admin' || path.startsWith('/api/admin/');
+
+/** The koa application: cross-cutting middleware first, then one router per API family. */
+export const createApp = (deps: AppDeps): Koa<AppState> => {
+  const app = new Koa<AppState>();
+  app.proxy = false;
+  // Errors are answered by handleErrors; koa's own handler would print stacks for expected ones.
+  app.silent = true;
+
+  const admin = adminAuth(deps.adminToken);
+  const adminBody = jsonBody(deps.config.bodyLimitBytes);
+  const routers: Router<AppState>[] = [healthRoutes(deps.runner), adminProjectionRoutes(deps.runner)];
+
+  app.use(requestId(deps.logger));
+  app.use(logRequests());
+  app.use(jsonOutput());
+  app.use(handleErrors());
+  app.use(unmatched());
+  app.use((ctx, next) => (isAdminPath(ctx.path) ? admin(ctx, () => adminBody(ctx, next)) : next()));
+  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
+  return app;
+};

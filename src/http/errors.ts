@@ -1,0 +1,29 @@
+/**
+ * Errors that carry their HTTP meaning. Handlers throw these; `handleErrors` is the one place that
+ * turns them (and anything unexpected) into JSON responses.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    /** Namespaced, stable: clients branch on it. */
+    readonly kind: string,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const badRequest = (message: string, kind = 'svc:api:bad-request') => new HttpError(400, kind, message);
+export const notFound = (message: string, kind = 'svc:api:not-found') => new HttpError(404, kind, message);
+export const conflict = (message: string, kind = 'svc:api:conflict') => new HttpError(409, kind, message);
+export const forbidden = (message: string, kind = 'svc:api:forbidden') => new HttpError(403, kind, message);
+export const unauthorised = (message: string, challenge: string, kind = 'svc:api:unauthorised') =>
+  new HttpError(401, kind, message, { 'WWW-Authenticate': challenge });
+export const methodNotAllowed = (method: string, allow: string) =>
+  new HttpError(405, 'svc:api:method-not-allowed', `Method ${method} is not allowed here; use ${allow}`, { Allow: allow });
+export const payloadTooLarge = (limit: number) =>
+  new HttpError(413, 'svc:api:payload-too-large', `Request body is larger than the limit of ${limit} bytes`);
+export const unsupportedMediaType = (expected: string) =>
+  new HttpError(415, 'svc:api:unsupported-media-type', `Request body must be ${expected}`);
+export const serviceUnavailable = (message: string, kind = 'svc:api:unavailable') => new HttpError(503, kind, message);

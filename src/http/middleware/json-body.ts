@@ -1,0 +1,29 @@
+import { bodyParser } from '@koa/bodyparser';
+import type { Middleware } from 'koa';
+import { badRequest, payloadTooLarge, unsupportedMediaType } from '../errors.ts';
+import type { AppState } from '../state.ts';
+
+/**
+ * Parses JSON bodies (objects and arrays only) up to `limit` bytes. Malformed JSON is a 400, an
+ * oversize body a 413, a body of another type on a JSON endpoint a 415.
+ */
+export const jsonBody = (limit: number): Middleware<AppState> => {
+  const parse = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: limit,
+    jsonStrict: true,
+    encoding: 'utf-8',
+    onError: (error) => {
+      const e = error as Error & { status?: number; type?: string };
+      if (e.status === 413 || e.type === 'entity.too.large') throw payloadTooLarge(limit);
+      if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') throw unsupportedMediaType('JSON in UTF-8');
+      throw badRequest('Malformed JSON in request body', 'svc:api:malformed-json');
+    },
+  }) as unknown as Middleware<AppState>;
+  return async (ctx, next) => {
+    if (ctx.request.length === 0 || !['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
+    if (ctx.request.length !== undefined && ctx.request.length > limit) throw payloadTooLarge(limit);
+    if (!ctx.is('application/json', '+json')) throw unsupportedMediaType('application/json');
+    return parse(ctx, next);
+  };
+};

@@ -1,0 +1,18 @@
+import Router from '@koa/router';
+import type { ProjectionRunner } from '../../projections/runner.ts';
+import type { AppState } from '../state.ts';
+
+/** GET /healthz: 200 while every projection runs, 503 when one has failed. */
+export const healthRoutes = (runner: ProjectionRunner) => {
+  const router = new Router<AppState>();
+  router.get('/healthz', async (ctx) => {
+    const projections = await runner.status();
+    const failed = projections.some((p) => p.state === 'failed');
+    ctx.status = failed ? 503 : 200;
+    ctx.body = {
+      status: failed ? 'degraded' : 'ok',
+      projections: projections.map(({ name, state, lag }) => ({ name, state, lag })),
+    };
+  });
+  return router;
+};

@@ -1,0 +1,58 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino, type Logger } from 'pino';
+import { resolveAdminToken } from './config/admin-token.ts';
+import type { Config } from './config/config.ts';
+import { openEngines, type Engines } from './engines.ts';
+import { createApp } from './http/app.ts';
+import { allProjectors } from './projections/index.ts';
+import { ProjectionRunner } from './projections/runner.ts';
+
+export interface Service {
+  readonly server: Server;
+  readonly url: string;
+  readonly engines: Engines;
+  readonly runner: ProjectionRunner;
+  readonly adminToken: string;
+  /** Stops taking connections, lets in-flight requests finish, flushes projections, closes engines. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly logger?: Logger;
+  readonly clock?: () => number;
+}
+
+export const startService = async (config: Config, options: ServiceOptions = {}): Promise<Service> => {
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const admin = resolveAdminToken(config.adminToken, config.dataDir);
+  if (admin.generated) {
+    // Printed once, on the start that created it; afterwards it is only in the file.
+    process.stdout.write(`\nAdmin token (also stored in ${admin.file}, mode 0600):\n  ${admin.token}\n\n`);
+  }
+  const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
+  const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: allProjectors(), logger });
+  await runner.start();
+  const app = createApp({ config, logger, events: engines.events, reads: engines.reads, runner, adminToken: admin.token });
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port, host: config.host, baseUrl: config.baseUrl, ...engines.describe }, 'service started');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+      await closed;
+      clearTimeout(force);
+      await runner.stop();
+      await engines.close();
+      logger.info('service stopped');
+    })());
+  return { server, url: `http://127.0.0.1:${port}`, engines, runner, adminToken: admin.token, close };
+};
