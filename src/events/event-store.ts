@@ -127,7 +127,11 @@ export class WrongExpectedRevisionError extends Error {
   }
 }
 
-/** An event id was reused with different content or at a different place: never silently accepted. */
+/**
+ * An event id was reused with different content or at a different place. The embedded store
+ * refuses it; EventStoreDB treats ids only as de-duplication keys (an id repeated in the same
+ * stream is taken for a retry), so commands must never reuse ids for new events.
+ */
 export class DuplicateEventIdError extends Error {
   override readonly name = 'DuplicateEventIdError';
   constructor(readonly eventId: string) {

@@ -253,6 +253,8 @@ export class SqliteEventStore implements EventStore {
       }
     };
     const done = loop();
+    // The failure reaches whoever awaits `done`; without a listener it must not crash the process.
+    done.catch(() => undefined);
     return {
       done,
       stop: async () => {

@@ -25,7 +25,7 @@ export const eventStoreContract = (name: string, open: () => Promise<EventStoreF
     ctx.fx = await open();
   });
   test.after(async (ctx) => {
-    await ctx.fx.close();
+    await ctx.fx?.close();
   });
   const s = (ctx: { fx: EventStoreFixture }, n: string) => `${ctx.fx.prefix}${n}-${randomUUID().slice(0, 8)}`;
 

@@ -33,7 +33,7 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     await ctx.fx.store.bulkWrite(people.map((doc) => ({ kind: 'put', collection: 'people', doc })));
   });
   test.after(async (ctx) => {
-    await ctx.fx.close();
+    await ctx.fx?.close();
   });
 
   test('ensureCollection is idempotent and collections are listed', async (ctx) => {
