@@ -1,0 +1,172 @@
+import { TYPE, type Schema } from '../schema/schema.ts';
+import { CommandError } from '../commands/command-error.ts';
+import type { ObjectEvent } from './events.ts';
+import { sameValues, type Attributes, type AttributeValue } from './values.ts';
+
+export interface StoreObject {
+  readonly ref: string;
+  /** Type API code (the first `dc:attribute:type` value). */
+  readonly objectType: string;
+  readonly attributes: Attributes;
+  /** Label API codes. */
+  readonly labels: readonly string[];
+  readonly deleted: boolean;
+  readonly recordVersion: number;
+  readonly creationDate: string;
+  readonly lastModificationDate: string;
+}
+
+/** One change to an object's attribute values. */
+export type AttributeChange =
+  /** Replaces the values that have this qualifier (none given = unqualified values), keeping the others. */
+  | { readonly op: 'replace'; readonly attribute: string; readonly qualifier?: string; readonly values: readonly AttributeValue[] }
+  | { readonly op: 'append'; readonly attribute: string; readonly values: readonly AttributeValue[] }
+  /** Removes every value (or only those with `qualifier`). */
+  | { readonly op: 'remove'; readonly attribute: string; readonly qualifier?: string };
+
+export const evolveObject = (state: StoreObject | null, event: ObjectEvent, recordedAt: Date): StoreObject => {
+  const at = recordedAt.toISOString();
+  if (event.type === 'ObjectCreated') {
+    return {
+      ref: event.data.ref,
+      objectType: event.data.objectType,
+      attributes: event.data.attributes,
+      labels: event.data.labels,
+      deleted: false,
+      recordVersion: 1,
+      creationDate: at,
+      lastModificationDate: at,
+    };
+  }
+  if (!state) throw new Error(`${event.type} for ${event.data.ref} before ObjectCreated`);
+  const next = { ...state, recordVersion: state.recordVersion + 1, lastModificationDate: at };
+  switch (event.type) {
+    case 'ObjectAttributesChanged': {
+      const attributes: Record<string, readonly AttributeValue[]> = { ...state.attributes };
+      for (const [code, values] of Object.entries(event.data.set)) {
+        if (values.length === 0) delete attributes[code];
+        else attributes[code] = values;
+      }
+      return { ...next, attributes, objectType: event.data.objectType ?? state.objectType };
+    }
+    case 'ObjectLabelsChanged':
+      return { ...next, labels: event.data.labels };
+    case 'ObjectDeleted':
+      return { ...next, deleted: true };
+    case 'ObjectUndeleted':
+      return { ...next, deleted: false };
+  }
+};
+
+const applyChange = (current: readonly AttributeValue[], change: AttributeChange): readonly AttributeValue[] => {
+  switch (change.op) {
+    case 'append':
+      return [...current, ...change.values];
+    case 'remove':
+      return change.qualifier === undefined ? [] : current.filter((v) => v.qualifier !== change.qualifier);
+    case 'replace': {
+      const kept = current.filter((v) => v.qualifier !== change.qualifier);
+      return [...kept, ...change.values.map((v) => (change.qualifier === undefined ? v : { ...v, qualifier: change.qualifier }))];
+    }
+  }
+};
+
+/** Type code of the first `dc:attribute:type` value; undefined when it is missing or not a type. */
+export const typeOfAttributes = (attributes: Attributes, schema: Schema): string | undefined => {
+  const first = attributes[TYPE]?.[0];
+  if (!first || first.type !== 'link') return undefined;
+  const item = schema.byRef(first.ref);
+  return item && schema.types.has(item.code) ? item.code : undefined;
+};
+
+const checkAttributes = (schema: Schema, objectType: string, attributes: Attributes): void => {
+  const type = schema.types.get(objectType);
+  if (!type) throw new CommandError('invalid', 'svc:object:unknown-type', `Unknown type ${objectType}`);
+  for (const [code, values] of Object.entries(attributes)) {
+    const def = schema.attributes.get(code);
+    if (!def) throw new CommandError('invalid', 'svc:object:unknown-attribute', `attributes.${code}: unknown attribute`);
+    values.forEach((v, i) => {
+      if (v.type !== def.dataType) {
+        throw new CommandError('invalid', 'svc:object:bad-value', `attributes.${code}[${i}]: ${def.code} holds ${def.dataType} values, not ${v.type}`);
+      }
+    });
+  }
+};
+
+export const decideCreate = (
+  state: StoreObject | null,
+  command: { ref: string; attributes: Attributes; labels: readonly string[] },
+  schema: Schema,
+): ObjectEvent[] => {
+  if (state) throw new CommandError('conflict', 'svc:object:exists', `Object ${command.ref} already exists`);
+  const objectType = typeOfAttributes(command.attributes, schema);
+  if (!objectType) throw new CommandError('invalid', 'svc:object:no-type', `attributes.${TYPE}: an object needs a type`);
+  checkAttributes(schema, objectType, command.attributes);
+  checkLabels(schema, command.labels);
+  return [{ type: 'ObjectCreated', data: { ref: command.ref, objectType, attributes: command.attributes, labels: [...new Set(command.labels)] } }];
+};
+
+const requireLive = (state: StoreObject | null, ref: string): StoreObject => {
+  if (!state) throw new CommandError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
+  if (state.deleted) throw new CommandError('conflict', 'svc:object:deleted', `Object ${ref} is deleted; undelete it first`);
+  return state;
+};
+
+/** Applies the changes; emits nothing when the result equals the stored values. */
+export const decideChangeAttributes = (
+  state: StoreObject | null,
+  command: { ref: string; changes: readonly AttributeChange[] },
+  schema: Schema,
+): ObjectEvent[] => {
+  const current = requireLive(state, command.ref);
+  const after: Record<string, readonly AttributeValue[]> = { ...current.attributes };
+  for (const change of command.changes) after[change.attribute] = applyChange(after[change.attribute] ?? [], change);
+  return decideSetAttributes(current, after, schema);
+};
+
+/** Saves a complete new attribute map (as a data import does after editing a copy). */
+export const decideSetAttributes = (state: StoreObject, after: Attributes, schema: Schema): ObjectEvent[] => {
+  const objectType = typeOfAttributes(after, schema);
+  if (!objectType) throw new CommandError('invalid', 'svc:object:no-type', `attributes.${TYPE}: an object needs a type`);
+  checkAttributes(schema, objectType, after);
+  const set: Record<string, readonly AttributeValue[]> = {};
+  for (const code of new Set([...Object.keys(state.attributes), ...Object.keys(after)])) {
+    if (!sameValues(state.attributes[code], after[code])) set[code] = after[code] ?? [];
+  }
+  if (Object.keys(set).length === 0) return [];
+  return [
+    {
+      type: 'ObjectAttributesChanged',
+      data: { ref: state.ref, set, ...(objectType !== state.objectType ? { objectType } : {}) },
+    },
+  ];
+};
+
+const checkLabels = (schema: Schema, labels: readonly string[]) => {
+  for (const label of labels) {
+    if (!schema.labels.has(label)) throw new CommandError('invalid', 'svc:object:unknown-label', `labels: unknown label ${label}`);
+  }
+};
+
+export const decideChangeLabels = (
+  state: StoreObject | null,
+  command: { ref: string; add?: readonly string[]; remove?: readonly string[] },
+  schema: Schema,
+): ObjectEvent[] => {
+  const current = requireLive(state, command.ref);
+  checkLabels(schema, [...(command.add ?? []), ...(command.remove ?? [])]);
+  const labels = [...new Set([...current.labels, ...(command.add ?? [])])].filter((l) => !(command.remove ?? []).includes(l));
+  const same = labels.length === current.labels.length && labels.every((l) => current.labels.includes(l));
+  return same ? [] : [{ type: 'ObjectLabelsChanged', data: { ref: command.ref, labels } }];
+};
+
+export const decideDelete = (state: StoreObject | null, ref: string): ObjectEvent[] => {
+  if (!state) throw new CommandError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
+  return state.deleted ? [] : [{ type: 'ObjectDeleted', data: { ref } }];
+};
+
+export const decideUndelete = (state: StoreObject | null, ref: string): ObjectEvent[] => {
+  if (!state) throw new CommandError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
+  return state.deleted ? [{ type: 'ObjectUndeleted', data: { ref } }] : [];
+};
+

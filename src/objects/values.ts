@@ -1,0 +1,105 @@
+import type { ValueType } from '../schema/schema.ts';
+
+/**
+ * Attribute values as stored in events and read models. Derived fields (link titles, `readable`
+ * forms, file URLs) are not stored: they are computed when an object is serialised.
+ */
+export type TextLikeType =
+  | 'text'
+  | 'text-paragraph'
+  | 'text-multiline'
+  | 'email-address'
+  | 'url'
+  | 'isbn'
+  | 'uuid'
+  | 'postcode'
+  | 'configuration-name';
+
+export const TEXT_LIKE: readonly TextLikeType[] = [
+  'text',
+  'text-paragraph',
+  'text-multiline',
+  'email-address',
+  'url',
+  'isbn',
+  'uuid',
+  'postcode',
+  'configuration-name',
+];
+
+/** Haplo's precisions: century, decade, year, month, day, hour, minute. */
+export type Precision = 'C' | 'D' | 'Y' | 'M' | 'd' | 'h' | 'm';
+
+export interface PersonName {
+  readonly title?: string;
+  readonly first?: string;
+  readonly middle?: string;
+  readonly last?: string;
+  readonly suffix?: string;
+  readonly culture: 'western' | 'western_list' | 'eastern';
+}
+
+export interface PostalAddress {
+  readonly street1?: string;
+  readonly street2?: string;
+  readonly city?: string;
+  readonly county?: string;
+  readonly postcode?: string;
+  /** ISO 3166-1 alpha-2, upper case. */
+  readonly country: string;
+}
+
+export interface TelephoneNumber {
+  /** ISO 3166-1 alpha-2 of the number's country, when known. */
+  readonly country?: string;
+  /** E.164 when the number could be parsed, else the digits as given. */
+  readonly number: string;
+  readonly extension?: string;
+}
+
+interface Qualified {
+  /** Qualifier API code; absent = unqualified. */
+  readonly qualifier?: string;
+}
+
+export type AttributeValue = Qualified &
+  (
+    | { readonly type: TextLikeType; readonly value: string }
+    | { readonly type: 'integer' | 'number'; readonly value: number }
+    | {
+        readonly type: 'datetime';
+        readonly start: string;
+        readonly end: string;
+        readonly precision: Precision;
+        readonly specifiedAsRange: boolean;
+        readonly timezone?: string;
+      }
+    | { readonly type: 'link'; readonly ref: string }
+    | { readonly type: 'telephone-number'; readonly value: TelephoneNumber }
+    | { readonly type: 'person-name'; readonly value: PersonName }
+    | { readonly type: 'postal-address'; readonly value: PostalAddress }
+    | { readonly type: 'json'; readonly value: unknown }
+    | { readonly type: 'file'; readonly digest: string; readonly fileSize: number; readonly mimeType: string; readonly filename: string }
+  );
+
+export type ValueOf<T extends ValueType> = Extract<AttributeValue, { type: T }>;
+
+/** Attribute values of an object, keyed by attribute API code, each list in order. */
+export type Attributes = Readonly<Record<string, readonly AttributeValue[]>>;
+
+const stable = (v: unknown): string =>
+  v === null || typeof v !== 'object'
+    ? JSON.stringify(v)
+    : Array.isArray(v)
+      ? `[${v.map(stable).join(',')}]`
+      : `{${Object.keys(v as object)
+          .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+          .sort()
+          .map((k) => `${JSON.stringify(k)}:${stable((v as Record<string, unknown>)[k])}`)
+          .join(',')}}`;
+
+/** Structural equality, independent of key order: "unchanged saves emit nothing" depends on it. */
+export const sameValues = (a: readonly AttributeValue[] | undefined, b: readonly AttributeValue[] | undefined): boolean =>
+  stable(a ?? []) === stable(b ?? []);
+
+export const sameValue = (a: AttributeValue, b: AttributeValue): boolean => stable(a) === stable(b);
