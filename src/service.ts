@@ -7,6 +7,10 @@ import { openEngines, type Engines } from './engines.ts';
 import { createApp } from './http/app.ts';
 import { allProjectors } from './projections/index.ts';
 import { ProjectionRunner } from './projections/runner.ts';
+import { eventDecoder } from './events/decode.ts';
+import { domainCodecs } from './events/domain-codecs.ts';
+import { FailureThrottle } from './http/throttle.ts';
+import { loadSchema } from './schema/load-schema.ts';
 
 export interface Service {
   readonly server: Server;
@@ -30,10 +34,13 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     // Printed once, on the start that created it; afterwards it is only in the file.
     process.stdout.write(`\nAdmin token (also stored in ${admin.file}, mode 0600):\n  ${admin.token}\n\n`);
   }
+  const schema = loadSchema(config.schemaFile);
+  const decode = eventDecoder(domainCodecs);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
-  const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: allProjectors(), logger });
+  const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: allProjectors(decode), logger });
   await runner.start();
-  const app = createApp({ config, logger, events: engines.events, reads: engines.reads, runner, adminToken: admin.token });
+  const throttle = new FailureThrottle(10, 60_000, options.clock);
+  const app = createApp({ config, logger, events: engines.events, reads: engines.reads, runner, schema, decode, adminToken: admin.token, throttle });
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { configFile } from '../paths.ts';
 import { byteSize, decodeEnv, httpUrl, integer, oneOf, optional, text } from './env.ts';
 
 const ENGINE_URL = (schemes: readonly string[]) => (s: string) => schemes.some((p) => s.startsWith(p)) && URL.canParse(s);
@@ -19,6 +20,7 @@ export const ENV_SPEC = {
   SVC_BODY_LIMIT: byteSize(1024 * 1024),
   SVC_WAIT_TIMEOUT_MS: integer(0, 600_000, 5000),
   SVC_SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
+  SVC_SCHEMA: optional(text('a path to a schema JSON file', (s) => s.length > 0)),
   SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
 };
 
@@ -35,6 +37,8 @@ export interface Config {
   /** Longest a command waits for its effects to become readable before answering. */
   readonly waitTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  /** Schema file; default config/schema.json of the project. */
+  readonly schemaFile: string;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -60,6 +64,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     bodyLimitBytes: v.SVC_BODY_LIMIT,
     waitTimeoutMs: v.SVC_WAIT_TIMEOUT_MS,
     shutdownTimeoutMs: v.SVC_SHUTDOWN_TIMEOUT_MS,
+    schemaFile: v.SVC_SCHEMA ? resolve(v.SVC_SCHEMA) : configFile('schema.json'),
     logLevel: v.SVC_LOG_LEVEL,
   };
 };

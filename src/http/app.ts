@@ -15,6 +15,14 @@ import { unmatched } from './middleware/unmatched.ts';
 import { adminProjectionRoutes } from './routes/admin-projections.ts';
 import { healthRoutes } from './routes/health.ts';
 import type { AppState } from './state.ts';
+import type { CommandDeps } from '../commands/context.ts';
+import type { EventDecoder } from '../events/decode.ts';
+import type { ObjectQueryDeps } from '../queries/object-api.ts';
+import type { Schema } from '../schema/schema.ts';
+import { adminObjectRoutes } from './routes/admin-objects.ts';
+import { adminUserRoutes } from './routes/admin-users.ts';
+import { objectApiRoutes } from './routes/object-api.ts';
+import type { FailureThrottle } from './throttle.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -22,7 +30,10 @@ export interface AppDeps {
   readonly events: EventStore;
   readonly reads: ReadStore;
   readonly runner: ProjectionRunner;
+  readonly schema: Schema;
+  readonly decode: EventDecoder;
   readonly adminToken: string;
+  readonly throttle: FailureThrottle;
 }
 
 const isAdminPath = (path: string) => path === '/api/admin' || path.startsWith('/api/admin/');
@@ -36,7 +47,23 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
 
   const admin = adminAuth(deps.adminToken);
   const adminBody = jsonBody(deps.config.bodyLimitBytes);
-  const routers: Router<AppState>[] = [healthRoutes(deps.runner), adminProjectionRoutes(deps.runner)];
+  const commands: CommandDeps = {
+    events: deps.events,
+    reads: deps.reads,
+    decode: deps.decode,
+    schema: deps.schema,
+    runner: deps.runner,
+    waitTimeoutMs: deps.config.waitTimeoutMs,
+    logger: deps.logger,
+  };
+  const queries: ObjectQueryDeps = { reads: deps.reads, schema: deps.schema, baseUrl: deps.config.baseUrl };
+  const routers = [
+    healthRoutes(deps.runner),
+    adminProjectionRoutes(deps.runner),
+    adminUserRoutes(commands),
+    adminObjectRoutes(commands, queries),
+    objectApiRoutes(queries, deps.reads, deps.throttle),
+  ] as unknown as Router<AppState>[];
 
   app.use(requestId(deps.logger));
   app.use(logRequests());

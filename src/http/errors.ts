@@ -1,3 +1,6 @@
+import { CommandError } from '../commands/command-error.ts';
+import { ObjectQueryError } from '../queries/object-api.ts';
+
 /**
  * Errors that carry their HTTP meaning. Handlers throw these; `handleErrors` is the one place that
  * turns them (and anything unexpected) into JSON responses.
@@ -27,3 +30,13 @@ export const payloadTooLarge = (limit: number) =>
 export const unsupportedMediaType = (expected: string) =>
   new HttpError(415, 'svc:api:unsupported-media-type', `Request body must be ${expected}`);
 export const serviceUnavailable = (message: string, kind = 'svc:api:unavailable') => new HttpError(503, kind, message);
+
+const COMMAND_STATUS = { invalid: 400, 'not-found': 404, conflict: 409, forbidden: 403 } as const;
+
+/** Maps typed errors of the inner layers (commands, queries) to HTTP errors; undefined for anything else. */
+export const toHttpError = (e: unknown): HttpError | undefined => {
+  if (e instanceof HttpError) return e;
+  if (e instanceof CommandError) return new HttpError(COMMAND_STATUS[e.reason], e.kind, e.message);
+  if (e instanceof ObjectQueryError) return new HttpError(400, e.kind, e.message);
+  return undefined;
+};

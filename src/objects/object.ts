@@ -3,7 +3,7 @@ import { CommandError } from '../commands/command-error.ts';
 import type { ObjectEvent } from './events.ts';
 import { sameValues, type Attributes, type AttributeValue } from './values.ts';
 
-export interface StoreObject {
+export type StoreObject = {
   readonly ref: string;
   /** Type API code (the first `dc:attribute:type` value). */
   readonly objectType: string;
@@ -14,7 +14,7 @@ export interface StoreObject {
   readonly recordVersion: number;
   readonly creationDate: string;
   readonly lastModificationDate: string;
-}
+};
 
 /** One change to an object's attribute values. */
 export type AttributeChange =
@@ -85,6 +85,9 @@ const checkAttributes = (schema: Schema, objectType: string, attributes: Attribu
   for (const [code, values] of Object.entries(attributes)) {
     const def = schema.attributes.get(code);
     if (!def) throw new CommandError('invalid', 'svc:object:unknown-attribute', `attributes.${code}: unknown attribute`);
+    if (code !== TYPE && !type.attributes.includes(code)) {
+      throw new CommandError('invalid', 'svc:object:attribute-not-in-type', `attributes.${code}: not an attribute of type ${objectType}`);
+    }
     values.forEach((v, i) => {
       if (v.type !== def.dataType) {
         throw new CommandError('invalid', 'svc:object:bad-value', `attributes.${code}[${i}]: ${def.code} holds ${def.dataType} values, not ${v.type}`);

@@ -1,4 +1,12 @@
+import type { EventDecoder } from '../events/decode.ts';
+import { objectsProjector } from './objects-projector.ts';
 import type { Projector } from './projector.ts';
+import { usersProjector } from './users-projector.ts';
+import { workUnitsProjector } from './work-units-projector.ts';
 
-/** Every read model of the service. Later domains add theirs here. */
-export const allProjectors = (): Projector[] => [];
+/** Every read model of the service. */
+export const allProjectors = (decode: EventDecoder): Projector[] => [
+  objectsProjector(decode),
+  usersProjector(decode),
+  workUnitsProjector(decode),
+];

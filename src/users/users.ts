@@ -1,23 +1,23 @@
 import { CommandError } from '../commands/command-error.ts';
 import type { ApiKeyEvent, GroupEvent, UserEvent } from './events.ts';
 
-export interface User {
+export type User = {
   readonly username: string;
   readonly email?: string;
   readonly profileRef?: string;
   readonly groups: readonly string[];
   readonly active: boolean;
   readonly service: boolean;
-}
+};
 
-export interface Group {
+export type Group = {
   readonly code: string;
   readonly title: string;
   readonly readAll: boolean;
   readonly readLabels: readonly string[];
-}
+};
 
-export interface ApiKey {
+export type ApiKey = {
   readonly id: string;
   readonly username: string;
   readonly name: string;
@@ -26,7 +26,7 @@ export interface ApiKey {
   readonly hash: string;
   readonly revoked: boolean;
   readonly createdAt: string;
-}
+};
 
 export const USERNAME = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
 export const GROUP_CODE = /^[a-z0-9-]+:[a-z0-9-]+(:[a-z0-9-]+)*$/;

@@ -20,7 +20,7 @@ export type WorkUnitEvent =
 export const WORK_UNIT_EVENT_TYPES = ['WorkUnitCreated', 'WorkUnitTransitioned'] as const;
 export const workUnitStream = (id: string) => `workunit-${id}`;
 
-export interface WorkUnit {
+export type WorkUnit = {
   readonly id: string;
   readonly ref: string;
   readonly workType: string;
@@ -31,7 +31,7 @@ export interface WorkUnit {
   readonly closed: boolean;
   readonly data: Readonly<Record<string, unknown>>;
   readonly tags: Readonly<Record<string, string>>;
-}
+};
 
 export const WORK_TYPE = /^[a-z0-9-]+:[a-z0-9-]+(:[a-z0-9-]+)*$/;
 export const STATE = /^[a-z0-9_-]{1,64}$/;

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { HttpError } from '../errors.ts';
+import { HttpError, toHttpError } from '../errors.ts';
 import type { AppState } from '../state.ts';
 
 /** Status set by koa/co-body style errors that are safe to show (client errors only). */
@@ -17,7 +17,8 @@ export const handleErrors = (): Middleware<AppState> => async (ctx, next) => {
     await next();
   } catch (e) {
     let error: HttpError;
-    if (e instanceof HttpError) error = e;
+    const mapped = toHttpError(e);
+    if (mapped) error = mapped;
     else if (clientErrorStatus(e) !== undefined) error = new HttpError(clientErrorStatus(e)!, 'svc:api:bad-request', (e as Error).message);
     else {
       ctx.state.log.error({ err: e }, 'unhandled error');

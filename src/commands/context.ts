@@ -1,0 +1,33 @@
+import type { Logger } from 'pino';
+import type { EventDecoder } from '../events/decode.ts';
+import type { EventMetadata, EventStore } from '../events/event-store.ts';
+import type { ReadStore } from '../projections/read-store.ts';
+import { ProjectionTimeoutError, type ProjectionRunner } from '../projections/runner.ts';
+import type { Schema } from '../schema/schema.ts';
+
+/** What command handlers need: the log to write to and the read models to consult and wait for. */
+export interface CommandDeps {
+  readonly events: EventStore;
+  readonly reads: ReadStore;
+  readonly decode: EventDecoder;
+  readonly schema: Schema;
+  readonly runner: ProjectionRunner;
+  readonly waitTimeoutMs: number;
+  readonly logger: Logger;
+}
+
+/**
+ * Read-your-writes: answer only once the read models show the command's effects. If they lag
+ * beyond the bound the write still stands; the caller is told nothing false, only later.
+ */
+export const waitUntilVisible = async (deps: CommandDeps, position: number | undefined): Promise<void> => {
+  if (position === undefined) return;
+  try {
+    await deps.runner.waitFor(position, { timeoutMs: deps.waitTimeoutMs });
+  } catch (e) {
+    if (!(e instanceof ProjectionTimeoutError)) throw e;
+    deps.logger.warn({ position, behind: e.behind }, 'read models lag behind a command; answering anyway');
+  }
+};
+
+export type { EventMetadata };

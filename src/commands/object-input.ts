@@ -1,0 +1,37 @@
+import { OBJECTS, type ObjectDoc } from '../projections/objects-projector.ts';
+import { linkRefsIn, parseValue } from '../objects/parse-value.ts';
+import type { Attributes, AttributeValue } from '../objects/values.ts';
+import { TYPE } from '../schema/schema.ts';
+import { CommandError } from './command-error.ts';
+import type { CommandDeps } from './context.ts';
+
+const invalid = (field: string, message: string) => new CommandError('invalid', 'svc:object:bad-value', `${field}: ${message}`);
+
+/** Parses `{code: value | [values]}` from a request into stored values, naming the first bad field. */
+export const parseAttributes = async (deps: CommandDeps, input: unknown, field = 'attributes'): Promise<Attributes> => {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid(field, 'must be an object keyed by attribute code');
+  const record = input as Record<string, unknown>;
+  const targets = await deps.reads.getMany<ObjectDoc>(OBJECTS, linkRefsIn(record));
+  const linkTargets = new Map([...targets].map(([ref, doc]) => [ref, doc.objectType]));
+  const out: Record<string, AttributeValue[]> = {};
+  for (const [code, given] of Object.entries(record)) {
+    const def = deps.schema.attributes.get(code);
+    if (!def) throw new CommandError('invalid', 'svc:object:unknown-attribute', `${field}.${code}: unknown attribute`);
+    const list = Array.isArray(given) ? given : [given];
+    out[code] = list.map((v, i) => {
+      const parsed = parseValue(def, v, { schema: deps.schema, linkTargets });
+      if ('error' in parsed) throw invalid(`${field}.${code}[${i}]`, parsed.error);
+      return parsed.value;
+    });
+  }
+  return out;
+};
+
+/** The `dc:attribute:type` value for a type code. */
+export const typeValue = (deps: CommandDeps, typeCode: unknown, field = 'type'): AttributeValue => {
+  const def = typeof typeCode === 'string' ? deps.schema.types.get(typeCode) : undefined;
+  if (!def) throw new CommandError('invalid', 'svc:object:unknown-type', `${field}: unknown type ${JSON.stringify(typeCode)}`);
+  return { type: 'link', ref: def.ref };
+};
+
+export const withType = (attributes: Attributes, type: AttributeValue): Attributes => ({ [TYPE]: [type], ...attributes });

@@ -1,0 +1,41 @@
+import { newRef } from '../objects/ref.ts';
+import { OBJECTS } from '../projections/objects-projector.ts';
+import { STATE, WORK_TYPE, decideCreateWorkUnit, decideTransition, evolveWorkUnit, workUnitStream } from '../workflows/work-units.ts';
+import { CommandError } from './command-error.ts';
+import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
+import { runCommand } from './run-command.ts';
+
+const invalid = (message: string) => new CommandError('invalid', 'svc:workflow:invalid', message);
+
+export const createWorkUnit = async (
+  deps: CommandDeps,
+  metadata: EventMetadata,
+  ref: string,
+  command: { workType: string; state: string; deadline?: string | null; data?: Record<string, unknown>; tags?: Record<string, string> },
+): Promise<{ id: string }> => {
+  if (!WORK_TYPE.test(command.workType)) throw invalid('workType: a namespaced code such as phd:workflow:examination');
+  if (!STATE.test(command.state)) throw invalid('state: 1-64 characters of a-z, 0-9, _ and -');
+  if (!(await deps.reads.get(OBJECTS, ref))) throw new CommandError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
+  const id = newRef();
+  const openedAt = new Date().toISOString();
+  const result = await runCommand(
+    deps,
+    workUnitStream(id),
+    evolveWorkUnit,
+    (s) =>
+      decideCreateWorkUnit(s, {
+        type: 'WorkUnitCreated',
+        data: { id, ref, workType: command.workType, state: command.state, openedAt, deadline: command.deadline ?? null, data: command.data ?? {}, tags: command.tags ?? {} },
+      }),
+    metadata,
+  );
+  await waitUntilVisible(deps, result.position);
+  return { id };
+};
+
+export const transitionWorkUnit = async (deps: CommandDeps, metadata: EventMetadata, id: string, command: { state: string; closed?: boolean }) => {
+  if (!STATE.test(command.state)) throw invalid('state: 1-64 characters of a-z, 0-9, _ and -');
+  const result = await runCommand(deps, workUnitStream(id), evolveWorkUnit, (s) => decideTransition(s, { id, ...command }), metadata);
+  await waitUntilVisible(deps, result.position);
+  return result.state!;
+};

@@ -1,0 +1,32 @@
+import Router from '@koa/router';
+import type { ReadStore } from '../../projections/read-store.ts';
+import { isRef } from '../../objects/ref.ts';
+import { getLinked, getObject, type ObjectQueryDeps } from '../../queries/object-api.ts';
+import { badRequest } from '../errors.ts';
+import { apiKeyAuth, type KeyedState } from '../middleware/api-key-auth.ts';
+import type { FailureThrottle } from '../throttle.ts';
+
+const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
+const refParam = (ref: string | undefined): string => {
+  if (!isRef(ref)) throw badRequest(`Bad request (failed validation): ${JSON.stringify(ref)} is not a ref`, 'svc:api-v0:generic:bad-request');
+  return ref;
+};
+
+/** Object API v0: `GET /api/v0-object/ref/<ref>` and `GET /api/v0-object/linked/<ref>`. */
+export const objectApiRoutes = (deps: ObjectQueryDeps, reads: ReadStore, throttle: FailureThrottle) => {
+  const router = new Router<KeyedState>({ prefix: '/api/v0-object' });
+  router.use(apiKeyAuth(reads, throttle));
+  router.get('/ref/:ref', async (ctx) => {
+    const object = await getObject(deps, refParam(ctx.params.ref), single(ctx.query.sources), ctx.state.principal.access);
+    ctx.body = { success: true, kind: 'svc:api-v0:object:serialised', object };
+  });
+  router.get('/linked/:ref', async (ctx) => {
+    const q = ctx.query;
+    const query = Object.fromEntries(
+      (['type', 'attribute', 'qualifier', 'results', 'sources', 'start'] as const).flatMap((k) => (single(q[k]) === undefined ? [] : [[k, single(q[k])]])),
+    );
+    ctx.body = { success: true, ...(await getLinked(deps, refParam(ctx.params.ref), query, ctx.state.principal.access)) };
+  });
+  return router;
+};

@@ -1,0 +1,52 @@
+import type { EventDecoder } from '../events/decode.ts';
+import type { RecordedEvent } from '../events/event-store.ts';
+import { OBJECT_EVENT_TYPES, type ObjectEvent } from '../objects/events.ts';
+import { evolveObject, type StoreObject } from '../objects/object.ts';
+import { titleOf } from '../objects/readable.ts';
+import type { DocAccess, Projector } from './projector.ts';
+
+export type ObjectDoc = StoreObject & { readonly id: string; readonly title: string };
+
+/** One document per link value: who links to whom, through which attribute. */
+export interface LinkDoc {
+  readonly id: string;
+  readonly from: string;
+  readonly to: string;
+  readonly attribute: string;
+  readonly qualifier: string | null;
+  readonly fromType: string;
+  readonly fromCreated: string;
+  readonly [k: string]: unknown;
+}
+
+export const OBJECTS = 'objects';
+export const OBJECT_LINKS = 'object_links';
+
+const linksOf = (o: StoreObject): LinkDoc[] =>
+  Object.entries(o.attributes).flatMap(([attribute, values]) =>
+    values.flatMap((v, i) =>
+      v.type === 'link'
+        ? [{ id: `${o.ref}|${attribute}|${i}`, from: o.ref, to: v.ref, attribute, qualifier: v.qualifier ?? null, fromType: o.objectType, fromCreated: o.creationDate }]
+        : [],
+    ),
+  );
+
+/** Store objects as they are now, plus the link index used for "objects linking to X". */
+export const objectsProjector = (decode: EventDecoder): Projector => ({
+  name: 'objects',
+  collections: [
+    { name: OBJECTS, indexes: ['objectType', 'title', 'creationDate'] },
+    { name: OBJECT_LINKS, indexes: ['to', 'from', 'attribute', 'fromCreated'] },
+  ],
+  handles: OBJECT_EVENT_TYPES,
+  async apply(recorded: RecordedEvent, docs: DocAccess) {
+    const event = decode<ObjectEvent>(recorded);
+    const before = await docs.get<ObjectDoc>(OBJECTS, event.data.ref);
+    const after = evolveObject(before, event, recorded.recordedAt);
+    docs.put(OBJECTS, { ...after, id: after.ref, title: titleOf(after.attributes) });
+    if (event.type === 'ObjectCreated' || event.type === 'ObjectAttributesChanged') {
+      for (const link of before ? linksOf(before) : []) docs.delete(OBJECT_LINKS, link.id);
+      for (const link of linksOf(after)) docs.put(OBJECT_LINKS, link);
+    }
+  },
+});

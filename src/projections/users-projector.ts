@@ -1,0 +1,44 @@
+import type { EventDecoder } from '../events/decode.ts';
+import type { RecordedEvent } from '../events/event-store.ts';
+import { API_KEY_EVENT_TYPES, GROUP_EVENT_TYPES, USER_EVENT_TYPES, type ApiKeyEvent, type GroupEvent, type UserEvent } from '../users/events.ts';
+import { evolveApiKey, evolveGroup, evolveUser, type ApiKey, type Group, type User } from '../users/users.ts';
+import type { DocAccess, Projector } from './projector.ts';
+
+export type UserDoc = User & { readonly id: string };
+export type GroupDoc = Group & { readonly id: string };
+export type ApiKeyDoc = ApiKey;
+
+export const USERS = 'users';
+export const GROUPS = 'groups';
+export const API_KEYS = 'api_keys';
+
+/** Users, groups and API keys: everything authentication and permission checks read. */
+export const usersProjector = (decode: EventDecoder): Projector => ({
+  name: 'users',
+  collections: [
+    { name: USERS, indexes: ['profileRef', 'email'] },
+    { name: GROUPS, indexes: [] },
+    { name: API_KEYS, indexes: ['lookup', 'username'] },
+  ],
+  handles: [...USER_EVENT_TYPES, ...GROUP_EVENT_TYPES, ...API_KEY_EVENT_TYPES],
+  async apply(recorded: RecordedEvent, docs: DocAccess) {
+    const event = decode<UserEvent | GroupEvent | ApiKeyEvent>(recorded);
+    switch (event.type) {
+      case 'UserCreated':
+      case 'UserChanged': {
+        const user = evolveUser(await docs.get<UserDoc>(USERS, event.data.username), event);
+        docs.put(USERS, { ...user, id: user.username });
+        return;
+      }
+      case 'GroupCreated':
+      case 'GroupChanged': {
+        const group = evolveGroup(await docs.get<GroupDoc>(GROUPS, event.data.code), event);
+        docs.put(GROUPS, { ...group, id: group.code });
+        return;
+      }
+      case 'ApiKeyIssued':
+      case 'ApiKeyRevoked':
+        docs.put(API_KEYS, evolveApiKey(await docs.get<ApiKeyDoc>(API_KEYS, event.data.id), event, recorded.recordedAt));
+    }
+  },
+});

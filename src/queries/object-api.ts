@@ -1,0 +1,145 @@
+import type { ReadStore } from '../projections/read-store.ts';
+import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc } from '../projections/objects-projector.ts';
+import { USERS, type UserDoc } from '../projections/users-projector.ts';
+import { WORK_UNITS, type WorkUnitDoc } from '../projections/work-units-projector.ts';
+import type { Schema } from '../schema/schema.ts';
+import { canRead, type ReadAccess } from '../users/users.ts';
+import { linkedRefs, serialiseObject } from './serialise-object.ts';
+
+export interface ObjectQueryDeps {
+  readonly reads: ReadStore;
+  readonly schema: Schema;
+  readonly baseUrl: string;
+}
+
+/** Why a query could not be answered; the HTTP layer maps kinds to statuses. */
+export class ObjectQueryError extends Error {
+  constructor(readonly kind: string, message: string) {
+    super(message);
+  }
+}
+
+interface SourceDef {
+  readonly name: string;
+  readonly sort: number;
+  readonly depends?: string;
+}
+
+/** Sources in the order they run (and are listed in `sources`). */
+export const SOURCES: readonly SourceDef[] = [
+  { name: 'svc:workunit', sort: 1000 },
+  { name: 'svc:workflow', sort: 1100, depends: 'svc:workunit' },
+  { name: 'svc:username', sort: 2000 },
+];
+
+const badQuery = (message: string) => new ObjectQueryError('svc:api-v0:object:bad-query', message);
+
+export const parseSources = (param: string | undefined): string[] => {
+  if (!param) {
+    throw new ObjectQueryError(
+      'svc:api-v0:object:sources-not-specified',
+      'Sources must be specified as parameter. Use ?sources=NONE for basic object serialisation, ?sources=ALL for everything (discouraged), or ?sources=source1,source2,... to specify exact sources required.',
+    );
+  }
+  if (param === 'NONE') return [];
+  if (param === 'ALL') return SOURCES.map((s) => s.name);
+  if (param.length >= 1024) throw badQuery('sources parameter is too long');
+  const names = [...new Set(param.split(',').map((s) => s.trim()).filter(Boolean))];
+  for (const name of names) {
+    const def = SOURCES.find((s) => s.name === name);
+    if (!def) throw badQuery(`Unknown source: ${name}. Known sources: ${SOURCES.map((s) => s.name).join(', ')}`);
+    if (def.depends && !names.includes(def.depends)) throw badQuery(`Source ${name} depends on ${def.depends} which has not been used.`);
+  }
+  return SOURCES.filter((s) => names.includes(s.name)).map((s) => s.name);
+};
+
+const noSuchObject = (ref: string) => new ObjectQueryError('svc:api-v0:object:no-such-object', `Object ${ref} does not exist`);
+
+/** An object the principal may read, or the no-such-object error (which also hides unreadable ones). */
+export const readableObject = async (deps: ObjectQueryDeps, ref: string, access: ReadAccess): Promise<ObjectDoc> => {
+  const doc = await deps.reads.get<ObjectDoc>(OBJECTS, ref);
+  if (!doc || !canRead(access, doc.labels)) throw noSuchObject(ref);
+  return doc;
+};
+
+/** Serialises objects with their sources, fetching what the sources need in a few batched reads. */
+export const serialiseMany = async (deps: ObjectQueryDeps, docs: readonly ObjectDoc[], sources: readonly string[]) => {
+  const linkTargets = [...new Set(docs.flatMap((d) => linkedRefs(d, deps.schema)))];
+  const linked = await deps.reads.getMany<ObjectDoc>(OBJECTS, linkTargets);
+  let usernames: Map<string, string> | undefined;
+  if (sources.includes('svc:username')) {
+    const profiles = [...new Set([...linkTargets, ...docs.map((d) => d.ref)])];
+    const users = profiles.length ? await deps.reads.find<UserDoc>(USERS, { where: { profileRef: { $in: profiles } } }) : [];
+    usernames = new Map(users.map((u) => [u.profileRef!, u.username]));
+  }
+  return Promise.all(
+    docs.map(async (doc) => {
+      const workUnits = sources.includes('svc:workunit')
+        ? await deps.reads.find<WorkUnitDoc>(WORK_UNITS, { where: { ref: doc.ref }, sort: [['createdAt', 'asc']] })
+        : undefined;
+      return serialiseObject(doc, {
+        schema: deps.schema,
+        baseUrl: deps.baseUrl,
+        linked,
+        sources,
+        ...(usernames ? { usernames } : {}),
+        ...(workUnits ? { workUnits } : {}),
+      });
+    }),
+  );
+};
+
+export const getObject = async (deps: ObjectQueryDeps, ref: string, sourcesParam: string | undefined, access: ReadAccess) => {
+  const sources = parseSources(sourcesParam);
+  const doc = await readableObject(deps, ref, access);
+  const [object] = await serialiseMany(deps, [doc], sources);
+  return object!;
+};
+
+export interface LinkedQuery {
+  readonly type?: string;
+  readonly attribute?: string;
+  readonly qualifier?: string;
+  readonly results?: string;
+  readonly sources?: string;
+  readonly start?: string;
+}
+
+const PAGE = { refs: 256, objects: 24 } as const;
+
+/** Objects linking to `ref` (haplo-behaviour.md §5.2), readable by the principal, oldest first, paged. */
+export const getLinked = async (deps: ObjectQueryDeps, ref: string, query: LinkedQuery, access: ReadAccess) => {
+  await readableObject(deps, ref, access);
+  if (query.attribute !== undefined && !deps.schema.attributes.has(query.attribute)) throw badQuery(`Unknown attribute: ${query.attribute}`);
+  if (query.qualifier !== undefined && !deps.schema.qualifiers.has(query.qualifier)) throw badQuery(`Unknown qualifier: ${query.qualifier}`);
+  if (query.type !== undefined && !deps.schema.types.has(query.type)) throw badQuery(`Unknown type: ${query.type}`);
+  const results = query.results ?? 'refs';
+  if (results !== 'refs' && results !== 'objects') throw badQuery(`Unknown results option: ${results}`);
+  const sources = results === 'objects' ? parseSources(query.sources) : [];
+  const start = query.start === undefined ? 0 : Number(query.start);
+  if (!/^\d+$/.test(query.start ?? '0') || !Number.isSafeInteger(start)) throw badQuery('start is not a number');
+
+  const links = await deps.reads.find<LinkDoc>(OBJECT_LINKS, {
+    where: { to: ref, ...(query.attribute ? { attribute: query.attribute } : {}) },
+    sort: [['fromCreated', 'asc']],
+  });
+  const candidates = [
+    ...new Set(
+      links
+        .filter((l) => query.qualifier === undefined || l.qualifier === query.qualifier)
+        .filter((l) => query.type === undefined || deps.schema.isKindOf(l.fromType, query.type))
+        .map((l) => l.from),
+    ),
+  ];
+  const docs = await deps.reads.getMany<ObjectDoc>(OBJECTS, candidates);
+  const readable = candidates.filter((r) => {
+    const d = docs.get(r);
+    return d !== undefined && !d.deleted && canRead(access, d.labels);
+  });
+  const count = readable.length;
+  if (start > 0 && start >= count) throw badQuery(`Requested start after end of results, count=${count}`);
+  const page = readable.slice(start, start + PAGE[results]);
+  const summary = { count, start, end: start + page.length, more: start + page.length < count };
+  if (results === 'refs') return { kind: 'svc:api-v0:object:store-query-results', results: summary, refs: page };
+  return { kind: 'svc:api-v0:object:store-query-results', results: summary, objects: await serialiseMany(deps, page.map((r) => docs.get(r)!), sources) };
+};
