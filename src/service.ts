@@ -11,6 +11,7 @@ import { eventDecoder } from './events/decode.ts';
 import { domainCodecs } from './events/domain-codecs.ts';
 import { FailureThrottle } from './http/throttle.ts';
 import { loadSchema } from './schema/load-schema.ts';
+import { loadModels } from './import/load-models.ts';
 
 export interface Service {
   readonly server: Server;
@@ -35,12 +36,13 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     process.stdout.write(`\nAdmin token (also stored in ${admin.file}, mode 0600):\n  ${admin.token}\n\n`);
   }
   const schema = loadSchema(config.schemaFile);
+  const models = loadModels(config.modelsFile, schema);
   const decode = eventDecoder(domainCodecs);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
   const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: allProjectors(decode), logger });
   await runner.start();
   const throttle = new FailureThrottle(10, 60_000, options.clock);
-  const app = createApp({ config, logger, events: engines.events, reads: engines.reads, runner, schema, decode, adminToken: admin.token, throttle });
+  const app = createApp({ config, logger, events: engines.events, reads: engines.reads, runner, schema, decode, adminToken: admin.token, throttle, models });
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

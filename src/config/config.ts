@@ -21,6 +21,7 @@ export const ENV_SPEC = {
   SVC_WAIT_TIMEOUT_MS: integer(0, 600_000, 5000),
   SVC_SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
   SVC_SCHEMA: optional(text('a path to a schema JSON file', (s) => s.length > 0)),
+  SVC_MODELS: optional(text('a path to a data-import models JSON file', (s) => s.length > 0)),
   SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
 };
 
@@ -39,6 +40,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Schema file; default config/schema.json of the project. */
   readonly schemaFile: string;
+  /** Data-import models; default config/models.json of the project. */
+  readonly modelsFile: string;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -65,6 +68,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     waitTimeoutMs: v.SVC_WAIT_TIMEOUT_MS,
     shutdownTimeoutMs: v.SVC_SHUTDOWN_TIMEOUT_MS,
     schemaFile: v.SVC_SCHEMA ? resolve(v.SVC_SCHEMA) : configFile('schema.json'),
+    modelsFile: v.SVC_MODELS ? resolve(v.SVC_MODELS) : configFile('models.json'),
     logLevel: v.SVC_LOG_LEVEL,
   };
 };

@@ -23,6 +23,11 @@ import { adminObjectRoutes } from './routes/admin-objects.ts';
 import { adminUserRoutes } from './routes/admin-users.ts';
 import { objectApiRoutes } from './routes/object-api.ts';
 import type { FailureThrottle } from './throttle.ts';
+import type { Models } from '../import/model.ts';
+import { controlValidator } from '../import/control-validator.ts';
+import { adminModelRoutes } from './routes/admin-models.ts';
+import { adminRestApiRoutes } from './routes/admin-rest-apis.ts';
+import { pushDataRoutes } from './routes/push-data.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -34,6 +39,7 @@ export interface AppDeps {
   readonly decode: EventDecoder;
   readonly adminToken: string;
   readonly throttle: FailureThrottle;
+  readonly models: Models;
 }
 
 const isAdminPath = (path: string) => path === '/api/admin' || path.startsWith('/api/admin/');
@@ -63,6 +69,9 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     adminUserRoutes(commands),
     adminObjectRoutes(commands, queries),
     objectApiRoutes(queries, deps.reads, deps.throttle),
+    adminRestApiRoutes(commands, controlValidator(deps.models, deps.schema)),
+    adminModelRoutes(deps.models),
+    pushDataRoutes(commands, deps.models, deps.throttle, deps.config.bodyLimitBytes),
   ] as unknown as Router<AppState>[];
 
   app.use(requestId(deps.logger));

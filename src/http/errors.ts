@@ -1,4 +1,5 @@
 import { CommandError } from '../commands/command-error.ts';
+import { InvalidControlFile } from '../commands/rest-apis.ts';
 import { ObjectQueryError } from '../queries/object-api.ts';
 
 /**
@@ -12,6 +13,8 @@ export class HttpError extends Error {
     readonly kind: string,
     message: string,
     readonly headers: Readonly<Record<string, string>> = {},
+    /** Further properties of the error body, e.g. every validation message. */
+    readonly details: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
   }
@@ -36,6 +39,7 @@ const COMMAND_STATUS = { invalid: 400, 'not-found': 404, conflict: 409, forbidde
 /** Maps typed errors of the inner layers (commands, queries) to HTTP errors; undefined for anything else. */
 export const toHttpError = (e: unknown): HttpError | undefined => {
   if (e instanceof HttpError) return e;
+  if (e instanceof InvalidControlFile) return new HttpError(400, e.kind, e.message, {}, { errors: e.problems });
   if (e instanceof CommandError) return new HttpError(COMMAND_STATUS[e.reason], e.kind, e.message);
   if (e instanceof ObjectQueryError) return new HttpError(400, e.kind, e.message);
   return undefined;

@@ -1,6 +1,7 @@
 import type { EventDecoder } from '../events/decode.ts';
 import { objectsProjector } from './objects-projector.ts';
 import type { Projector } from './projector.ts';
+import { restApisProjector } from './rest-apis-projector.ts';
 import { usersProjector } from './users-projector.ts';
 import { workUnitsProjector } from './work-units-projector.ts';
 
@@ -9,4 +10,5 @@ export const allProjectors = (decode: EventDecoder): Projector[] => [
   objectsProjector(decode),
   usersProjector(decode),
   workUnitsProjector(decode),
+  restApisProjector(decode),
 ];

@@ -2,10 +2,18 @@ import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
 import { OBJECT_EVENT_TYPES, type ObjectEvent } from '../objects/events.ts';
 import { evolveObject, type StoreObject } from '../objects/object.ts';
-import { titleOf } from '../objects/readable.ts';
+import { titleOf, valueText } from '../objects/readable.ts';
+import { BEHAVIOUR, TITLE } from '../schema/schema.ts';
 import type { DocAccess, Projector } from './projector.ts';
 
-export type ObjectDoc = StoreObject & { readonly id: string; readonly title: string };
+export type ObjectDoc = StoreObject & {
+  readonly id: string;
+  readonly title: string;
+  /** Every title value (alternative titles included), for title mappings. */
+  readonly titles: readonly string[];
+  /** Configured behaviour code, for code-to-ref look-ups. */
+  readonly behaviour: string | null;
+};
 
 /** One document per link value: who links to whom, through which attribute. */
 export interface LinkDoc {
@@ -35,7 +43,7 @@ const linksOf = (o: StoreObject): LinkDoc[] =>
 export const objectsProjector = (decode: EventDecoder): Projector => ({
   name: 'objects',
   collections: [
-    { name: OBJECTS, indexes: ['objectType', 'title', 'creationDate'] },
+    { name: OBJECTS, indexes: ['objectType', 'title', 'creationDate', 'behaviour'] },
     { name: OBJECT_LINKS, indexes: ['to', 'from', 'attribute', 'fromCreated'] },
   ],
   handles: OBJECT_EVENT_TYPES,
@@ -43,7 +51,14 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
     const event = decode<ObjectEvent>(recorded);
     const before = await docs.get<ObjectDoc>(OBJECTS, event.data.ref);
     const after = evolveObject(before, event, recorded.recordedAt);
-    docs.put(OBJECTS, { ...after, id: after.ref, title: titleOf(after.attributes) });
+    const behaviour = after.attributes[BEHAVIOUR]?.[0];
+    docs.put(OBJECTS, {
+      ...after,
+      id: after.ref,
+      title: titleOf(after.attributes),
+      titles: (after.attributes[TITLE] ?? []).map(valueText),
+      behaviour: behaviour?.type === 'configuration-name' ? behaviour.value : null,
+    });
     if (event.type === 'ObjectCreated' || event.type === 'ObjectAttributesChanged') {
       for (const link of before ? linksOf(before) : []) docs.delete(OBJECT_LINKS, link.id);
       for (const link of linksOf(after)) docs.put(OBJECT_LINKS, link);

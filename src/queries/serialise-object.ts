@@ -4,8 +4,6 @@ import type { ObjectDoc } from '../projections/objects-projector.ts';
 import type { WorkUnitDoc } from '../projections/work-units-projector.ts';
 import { TYPE, type Schema } from '../schema/schema.ts';
 
-export const BEHAVIOUR = 'svc:attribute:configured-behaviour';
-
 /** Everything serialisation looks up besides the object itself, fetched before it runs. */
 export interface SerialiseContext {
   readonly schema: Schema;
@@ -19,10 +17,7 @@ export interface SerialiseContext {
   readonly sources: readonly string[];
 }
 
-export const behaviourOf = (doc: ObjectDoc): string | undefined => {
-  const v = doc.attributes[BEHAVIOUR]?.[0];
-  return v && v.type === 'configuration-name' ? v.value : undefined;
-};
+export const behaviourOf = (doc: ObjectDoc): string | undefined => doc.behaviour ?? undefined;
 
 export const objectUrl = (baseUrl: string, ref: string, title: string) => {
   const s = slug(title);

@@ -78,3 +78,4 @@ export interface Schema {
 export const TITLE = 'dc:attribute:title';
 export const TYPE = 'dc:attribute:type';
 export const PARENT = 'svc:attribute:parent';
+export const BEHAVIOUR = 'svc:attribute:configured-behaviour';

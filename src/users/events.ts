@@ -10,11 +10,18 @@ export type UserEvent =
         readonly groups: readonly string[];
         /** Service users exist for machines (e.g. push-data access); they have no profile. */
         readonly service: boolean;
+        readonly tags?: Readonly<Record<string, string>>;
       };
     }
   | {
       readonly type: 'UserChanged';
-      readonly data: { readonly username: string; readonly email?: string; readonly active?: boolean; readonly groups?: readonly string[] };
+      readonly data: {
+        readonly username: string;
+        readonly email?: string;
+        readonly active?: boolean;
+        readonly groups?: readonly string[];
+        readonly tags?: Readonly<Record<string, string>>;
+      };
     };
 
 export type GroupEvent =

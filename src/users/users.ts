@@ -8,6 +8,7 @@ export type User = {
   readonly groups: readonly string[];
   readonly active: boolean;
   readonly service: boolean;
+  readonly tags?: Readonly<Record<string, string>>;
 };
 
 export type Group = {
@@ -52,7 +53,7 @@ export const evolveApiKey = (state: ApiKey | null, event: ApiKeyEvent, recordedA
 
 export const decideCreateUser = (
   state: User | null,
-  command: { username: string; email?: string; profileRef?: string; groups: readonly string[]; service?: boolean },
+  command: { username: string; email?: string; profileRef?: string; groups: readonly string[]; service?: boolean; tags?: Readonly<Record<string, string>> },
 ): UserEvent[] => {
   if (state) throw new CommandError('conflict', 'svc:user:exists', `User ${command.username} already exists`);
   return [
@@ -64,6 +65,7 @@ export const decideCreateUser = (
         ...(command.profileRef ? { profileRef: command.profileRef } : {}),
         groups: [...new Set(command.groups)],
         service: command.service ?? false,
+        ...(command.tags && Object.keys(command.tags).length ? { tags: command.tags } : {}),
       },
     },
   ];
@@ -71,10 +73,11 @@ export const decideCreateUser = (
 
 export const decideChangeUser = (
   state: User | null,
-  command: { username: string; email?: string; active?: boolean; groups?: readonly string[] },
+  command: { username: string; email?: string; active?: boolean; groups?: readonly string[]; tags?: Readonly<Record<string, string>> },
 ): UserEvent[] => {
   if (!state) throw new CommandError('not-found', 'svc:user:no-such-user', `User ${command.username} does not exist`);
-  const changes: { email?: string; active?: boolean; groups?: readonly string[] } = {};
+  const changes: { email?: string; active?: boolean; groups?: readonly string[]; tags?: Readonly<Record<string, string>> } = {};
+  if (command.tags !== undefined && JSON.stringify(command.tags) !== JSON.stringify(state.tags ?? {})) changes.tags = command.tags;
   if (command.email !== undefined && command.email !== state.email) changes.email = command.email;
   if (command.active !== undefined && command.active !== state.active) changes.active = command.active;
   if (command.groups !== undefined) {

@@ -26,6 +26,6 @@ export const handleErrors = (): Middleware<AppState> => async (ctx, next) => {
     }
     ctx.status = error.status;
     ctx.set(error.headers);
-    ctx.body = { success: false, kind: error.kind, error: { message: error.message } };
+    ctx.body = { success: false, kind: error.kind, error: { message: error.message }, ...error.details };
   }
 };

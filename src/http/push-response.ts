@@ -1,0 +1,32 @@
+import type { BatchResult } from '../import/batch.ts';
+import type { ResponseFormat } from '../rest-apis/rest-apis.ts';
+
+export type PushResult = Omit<BatchResult, 'result' | 'position'> & { readonly result: BatchResult['result'] | 'not authorised' };
+
+/** success 200, not authorised 403, failure and error 400 (haplo-behaviour.md §2.2). */
+export const pushStatus = (result: PushResult['result']): number => (result === 'success' ? 200 : result === 'not authorised' ? 403 : 400);
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
+const xml = (s: string) =>
+  s.replace(CONTROL, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+const toXml = (r: PushResult): string => {
+  const errors = r.errors.map((e) => `<error>${xml(e)}</error>`).join('');
+  const actions = r.actions
+    .map(
+      (a) =>
+        `<record identifier="${xml(a.record)}">${a.changed
+          .map((c) => `<changed kind="${xml(c.kind)}" destination="${xml(c.destination)}" ref="${xml(c.ref)}" new="${c.new}"/>`)
+          .join('')}</record>`,
+    )
+    .join('');
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<response result="${xml(r.result)}" applied="${r.applied}" failures="${r.failures}" errorCount="${r.errorCount}"><errors>${errors}</errors><actions>${actions}</actions></response>\n`;
+};
+
+/** The response body in the API's format: JSON with 4-space indentation (keys in Haplo's order), or XML. */
+export const renderPushResult = (r: PushResult, format: ResponseFormat): { contentType: string; body: string } => {
+  if (format === 'XML') return { contentType: 'application/xml; charset=utf-8', body: toXml(r) };
+  const ordered = { result: r.result, applied: r.applied, failures: r.failures, errorCount: r.errorCount, errors: r.errors, actions: r.actions };
+  return { contentType: 'application/json; charset=utf-8', body: `${JSON.stringify(ordered, null, 4)}\n` };
+};
