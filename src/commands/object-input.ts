@@ -18,6 +18,7 @@ export const parseAttributes = async (deps: CommandDeps, input: unknown, field =
     const def = deps.schema.attributes.get(code);
     if (!def) throw new CommandError('invalid', 'svc:object:unknown-attribute', `${field}.${code}: unknown attribute`);
     const list = Array.isArray(given) ? given : [given];
+    if (list.length === 0) continue;
     out[code] = list.map((v, i) => {
       const parsed = parseValue(def, v, { schema: deps.schema, linkTargets });
       if ('error' in parsed) throw invalid(`${field}.${code}[${i}]`, parsed.error);
@@ -34,4 +35,9 @@ export const typeValue = (deps: CommandDeps, typeCode: unknown, field = 'type'):
   return { type: 'link', ref: def.ref };
 };
 
-export const withType = (attributes: Attributes, type: AttributeValue): Attributes => ({ [TYPE]: [type], ...attributes });
+export const withType = (attributes: Attributes, type: AttributeValue): Attributes => {
+  if (attributes[TYPE]) {
+    throw new CommandError('invalid', 'svc:object:bad-value', `attributes.${TYPE}: set the type with the type field, not as an attribute`);
+  }
+  return { [TYPE]: [type], ...attributes };
+};

@@ -60,6 +60,12 @@ export const changeObject = async (
       const events = command.changes?.length ? decideChangeAttributes(s, { ref, changes: command.changes }, deps.schema) : [];
       const afterChanges = events.reduce<StoreObject | null>((st, e) => evolveObject(st, e, new Date()), s);
       const labels = command.labels ? decideChangeLabels(afterChanges, { ref, ...command.labels }, deps.schema) : [];
+      // One request is one save: a label change joins the attribute change rather than adding a version.
+      const [changed] = events;
+      const [relabelled] = labels;
+      if (changed?.type === 'ObjectAttributesChanged' && relabelled?.type === 'ObjectLabelsChanged') {
+        return [{ ...changed, data: { ...changed.data, labels: relabelled.data.labels } }];
+      }
       return [...events, ...labels];
     },
     metadata,

@@ -17,7 +17,6 @@ export const createWorkUnit = async (
   if (!STATE.test(command.state)) throw invalid('state: 1-64 characters of a-z, 0-9, _ and -');
   if (!(await deps.reads.get(OBJECTS, ref))) throw new CommandError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
   const id = newRef();
-  const openedAt = new Date().toISOString();
   const result = await runCommand(
     deps,
     workUnitStream(id),
@@ -25,7 +24,7 @@ export const createWorkUnit = async (
     (s) =>
       decideCreateWorkUnit(s, {
         type: 'WorkUnitCreated',
-        data: { id, ref, workType: command.workType, state: command.state, openedAt, deadline: command.deadline ?? null, data: command.data ?? {}, tags: command.tags ?? {} },
+        data: { id, ref, workType: command.workType, state: command.state, deadline: command.deadline ?? null, data: command.data ?? {}, tags: command.tags ?? {} },
       }),
     metadata,
   );

@@ -44,7 +44,7 @@ const v1 = (codec: t.Mixed): EventCodec => ({ codec, version: 1 });
 /** Codecs of every domain event type this service writes. */
 export const domainCodecs: Record<string, EventCodec> = {
   ObjectCreated: v1(t.type({ ref: str, objectType: str, attributes: Attributes, labels: t.array(str) })),
-  ObjectAttributesChanged: v1(opt({ ref: str, set: Attributes }, { objectType: str })),
+  ObjectAttributesChanged: v1(opt({ ref: str, set: Attributes }, { objectType: str, labels: t.array(str) })),
   ObjectLabelsChanged: v1(t.type({ ref: str, labels: t.array(str) })),
   ObjectDeleted: v1(t.type({ ref: str })),
   ObjectUndeleted: v1(t.type({ ref: str })),
@@ -56,16 +56,10 @@ export const domainCodecs: Record<string, EventCodec> = {
   ApiKeyIssued: v1(t.type({ id: str, username: str, name: str, path: str, lookup: str, hash: str })),
   ApiKeyRevoked: v1(t.type({ id: str })),
   WorkUnitCreated: v1(
-    t.type({
-      id: str,
-      ref: str,
-      workType: str,
-      state: str,
-      openedAt: str,
-      deadline: t.union([str, t.null]),
-      data: t.UnknownRecord,
-      tags: t.record(str, str),
-    }),
+    opt(
+      { id: str, ref: str, workType: str, state: str, deadline: t.union([str, t.null]), data: t.UnknownRecord, tags: t.record(str, str) },
+      { openedAt: str },
+    ),
   ),
   RestApiDefined: v1(t.type({ url: str, description: str, enabled: t.boolean, response: t.keyof({ JSON: null, XML: null }), control: t.UnknownRecord })),
   RestApiChanged: v1(opt({ url: str }, { description: str, enabled: t.boolean, response: t.keyof({ JSON: null, XML: null }), control: t.UnknownRecord })),

@@ -9,8 +9,10 @@ import type { AppState } from './state.ts';
 const pathOf = (e: t.ValidationError) => {
   const keys: string[] = [];
   e.context.forEach((c, i) => {
-    const parent = e.context[i - 1]?.type as { _tag?: string } | undefined;
-    if (c.key === '' || parent?._tag === 'IntersectionType' || parent?._tag === 'UnionType') return;
+    const parent = e.context[i - 1]?.type as { _tag?: string; type?: { _tag?: string } } | undefined;
+    // Exact types pass their context on unchanged, so an index may sit under the exact wrapper.
+    const combinator = (tag?: string) => tag === 'IntersectionType' || tag === 'UnionType';
+    if (c.key === '' || combinator(parent?._tag) || (parent?._tag === 'ExactType' && combinator(parent.type?._tag))) return;
     keys.push(c.key);
   });
   return keys.join('.') || 'body';

@@ -11,6 +11,8 @@ export type ObjectEvent =
         readonly set: Readonly<Record<string, readonly AttributeValue[]>>;
         /** Present when the object's type changed with `dc:attribute:type`. */
         readonly objectType?: string;
+        /** Present when the same save also changed the labels. */
+        readonly labels?: readonly string[];
       };
     }
   | { readonly type: 'ObjectLabelsChanged'; readonly data: { readonly ref: string; readonly labels: readonly string[] } }

@@ -21,6 +21,8 @@ export type AttributeChange =
   /** Replaces the values that have this qualifier (none given = unqualified values), keeping the others. */
   | { readonly op: 'replace'; readonly attribute: string; readonly qualifier?: string; readonly values: readonly AttributeValue[] }
   | { readonly op: 'append'; readonly attribute: string; readonly values: readonly AttributeValue[] }
+  /** Replaces every value of the attribute, whatever its qualifier. */
+  | { readonly op: 'set'; readonly attribute: string; readonly values: readonly AttributeValue[] }
   /** Removes every value (or only those with `qualifier`). */
   | { readonly op: 'remove'; readonly attribute: string; readonly qualifier?: string };
 
@@ -47,7 +49,7 @@ export const evolveObject = (state: StoreObject | null, event: ObjectEvent, reco
         if (values.length === 0) delete attributes[code];
         else attributes[code] = values;
       }
-      return { ...next, attributes, objectType: event.data.objectType ?? state.objectType };
+      return { ...next, attributes, objectType: event.data.objectType ?? state.objectType, labels: event.data.labels ?? state.labels };
     }
     case 'ObjectLabelsChanged':
       return { ...next, labels: event.data.labels };
@@ -62,6 +64,8 @@ const applyChange = (current: readonly AttributeValue[], change: AttributeChange
   switch (change.op) {
     case 'append':
       return [...current, ...change.values];
+    case 'set':
+      return change.values;
     case 'remove':
       return change.qualifier === undefined ? [] : current.filter((v) => v.qualifier !== change.qualifier);
     case 'replace': {

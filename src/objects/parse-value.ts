@@ -77,9 +77,15 @@ const truncate = (date: Date, precision: Precision): Date => {
 
 const parseDate = (s: unknown): Date | undefined => {
   if (typeof s !== 'string' || !ISO_DATE.test(s)) return undefined;
+  // Calendar fields must exist as written: 30 February is refused, not rolled over to March.
+  const [y, mo, d, h = '0', mi = '0', se = '0'] = s.split(/[-T:.Z+]/);
+  const probe = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(se)));
+  if (probe.getUTCMonth() !== Number(mo) - 1 || probe.getUTCDate() !== Number(d) || probe.getUTCHours() !== Number(h) || probe.getUTCMinutes() !== Number(mi) || probe.getUTCSeconds() !== Number(se)) {
+    return undefined;
+  }
   const hasZone = /(Z|[+-]\d{2}:?\d{2})$/.test(s);
-  const d = new Date(s.length === 10 || hasZone ? s : `${s}Z`);
-  return Number.isNaN(d.getTime()) ? undefined : d;
+  const date = new Date(s.length === 10 || hasZone ? s : `${s}Z`);
+  return Number.isNaN(date.getTime()) ? undefined : date;
 };
 
 const parseDatetime = (input: Record<string, unknown>): Parsed => {
@@ -93,17 +99,21 @@ const parseDatetime = (input: Record<string, unknown>): Parsed => {
   if (input.end !== undefined) {
     const given = parseDate(input.end);
     if (!given) return { error: 'end must be an ISO 8601 date or date-time' };
-    end = addPeriod(truncate(given, p), p);
+    // A full timestamp on a period boundary is the exclusive end, as serialised; a plain date is the last day included.
+    const exclusive = typeof input.end === 'string' && input.end.includes('T') && truncate(given, p).getTime() === given.getTime();
+    end = exclusive ? given : addPeriod(truncate(given, p), p);
     if (end.getTime() <= from.getTime()) return { error: 'end must not be before start' };
   }
   if (input.timezone !== undefined && typeof input.timezone !== 'string') return { error: 'timezone must be a string' };
+  if (input.specifiedAsRange !== undefined && typeof input.specifiedAsRange !== 'boolean') return { error: 'specifiedAsRange must be a boolean' };
+  const onePeriod = end.getTime() === addPeriod(from, p).getTime();
   return {
     value: {
       type: 'datetime',
       start: from.toISOString(),
       end: end.toISOString(),
       precision: p,
-      specifiedAsRange: input.specifiedAsRange === true || input.end !== undefined,
+      specifiedAsRange: typeof input.specifiedAsRange === 'boolean' ? input.specifiedAsRange : !onePeriod,
       ...(typeof input.timezone === 'string' ? { timezone: input.timezone } : {}),
     },
   };
@@ -194,12 +204,15 @@ const parseByType = (attr: AttributeDef, given: Record<string, unknown>, ctx: Pa
     return problem ? { error: `value ${problem}` } : { value: { type: type as TextLikeType, value: given.value } };
   }
   switch (type) {
-    case 'integer':
-      return typeof given.value === 'number' && Number.isSafeInteger(given.value)
-        ? { value: { type, value: given.value } }
-        : { error: 'value must be an integer' };
-    case 'number':
-      return typeof given.value === 'number' && Number.isFinite(given.value) ? { value: { type, value: given.value } } : { error: 'value must be a number' };
+    case 'integer': {
+      // The serialised form is a string ("3"); numbers are accepted too.
+      const n = typeof given.value === 'string' && /^-?\d+$/.test(given.value.trim()) ? Number(given.value) : given.value;
+      return typeof n === 'number' && Number.isSafeInteger(n) ? { value: { type, value: n } } : { error: 'value must be an integer' };
+    }
+    case 'number': {
+      const n = typeof given.value === 'string' && given.value.trim() !== '' ? Number(given.value) : given.value;
+      return typeof n === 'number' && Number.isFinite(n) ? { value: { type, value: n } } : { error: 'value must be a number' };
+    }
     case 'datetime':
       return parseDatetime(given);
     case 'link':

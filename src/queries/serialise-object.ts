@@ -63,6 +63,10 @@ export const serialiseValue = (attribute: string, v: AttributeValue, ctx: Serial
       return { ...common, value: v.value, readable: readablePostalAddress(v.value) };
     case 'telephone-number':
       return { ...common, value: v.value, readable: readableTelephone(v.value) };
+    case 'integer':
+    case 'number':
+      // Haplo serialises every plain value in its string form.
+      return { ...common, value: String(v.value) };
     default:
       return { ...common, value: v.value };
   }

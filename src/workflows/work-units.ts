@@ -9,7 +9,8 @@ export type WorkUnitEvent =
         readonly ref: string;
         readonly workType: string;
         readonly state: string;
-        readonly openedAt: string;
+        /** Defaults to the time the unit was recorded. */
+        readonly openedAt?: string;
         readonly deadline: string | null;
         readonly data: Readonly<Record<string, unknown>>;
         readonly tags: Readonly<Record<string, string>>;
@@ -37,7 +38,10 @@ export const WORK_TYPE = /^[a-z0-9-]+:[a-z0-9-]+(:[a-z0-9-]+)*$/;
 export const STATE = /^[a-z0-9_-]{1,64}$/;
 
 export const evolveWorkUnit = (state: WorkUnit | null, event: WorkUnitEvent, recordedAt: Date): WorkUnit => {
-  if (event.type === 'WorkUnitCreated') return { ...event.data, createdAt: recordedAt.toISOString(), closed: false };
+  if (event.type === 'WorkUnitCreated') {
+    const createdAt = recordedAt.toISOString();
+    return { ...event.data, createdAt, openedAt: event.data.openedAt ?? createdAt, closed: false };
+  }
   if (!state) throw new Error(`WorkUnitTransitioned for ${event.data.id} before WorkUnitCreated`);
   return { ...state, state: event.data.state, closed: event.data.closed };
 };

@@ -59,9 +59,13 @@ export const adminObjectRoutes = (deps: CommandDeps, queries: ObjectQueryDeps) =
     const changes: AttributeChange[] = [];
     if (body.attributes) {
       const parsed = await parseAttributes(deps, body.attributes);
-      for (const [attribute, values] of Object.entries(parsed)) changes.push({ op: 'replace', attribute, values });
+      for (const code of Object.keys(body.attributes)) changes.push({ op: 'set', attribute: code, values: parsed[code] ?? [] });
     }
     for (const [i, c] of (body.changes ?? []).entries()) {
+      if (!deps.schema.attributes.has(c.attribute)) throw badRequest(`changes[${i}].attribute: unknown attribute ${c.attribute}`, 'svc:object:unknown-attribute');
+      if (c.qualifier !== undefined && !deps.schema.qualifiers.has(c.qualifier)) {
+        throw badRequest(`changes[${i}].qualifier: unknown qualifier ${c.qualifier}`, 'svc:object:bad-value');
+      }
       if (c.op === 'remove') {
         changes.push({ op: 'remove', attribute: c.attribute, ...(c.qualifier ? { qualifier: c.qualifier } : {}) });
         continue;
