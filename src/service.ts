@@ -12,6 +12,9 @@ import { domainCodecs } from './events/domain-codecs.ts';
 import { FailureThrottle } from './http/throttle.ts';
 import { loadSchema } from './schema/load-schema.ts';
 import { loadModels } from './import/load-models.ts';
+import { loadCollections } from './reporting/load-collections.ts';
+import { collectionFold } from './reporting/collection-fold.ts';
+import { withSnapshots } from './reporting/snapshots.ts';
 
 export interface Service {
   readonly server: Server;
@@ -37,12 +40,17 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   }
   const schema = loadSchema(config.schemaFile);
   const models = loadModels(config.modelsFile, schema);
+  const collections = loadCollections(config.collectionsFile, schema);
   const decode = eventDecoder(domainCodecs);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
-  const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: allProjectors(decode), logger });
+  const folds = new Map(collections.map((c) => [c.name, collectionFold(c, schema, decode)]));
+  const projectors = [...allProjectors(decode), ...[...folds.values()].map((f) => withSnapshots(f, config.snapshotInterval))];
+  const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors, logger });
   await runner.start();
   const throttle = new FailureThrottle(10, 60_000, options.clock);
-  const app = createApp({ config, logger, events: engines.events, reads: engines.reads, runner, schema, decode, adminToken: admin.token, throttle, models });
+  const app = createApp({ config, logger, events: engines.events, reads: engines.reads, runner, schema, decode, adminToken: admin.token, throttle, models,
+    reporting: { reads: engines.reads, events: engines.events, runner, schema, collections, folds, clock: options.clock ?? Date.now },
+  });
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

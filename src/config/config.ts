@@ -22,6 +22,8 @@ export const ENV_SPEC = {
   SVC_SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
   SVC_SCHEMA: optional(text('a path to a schema JSON file', (s) => s.length > 0)),
   SVC_MODELS: optional(text('a path to a data-import models JSON file', (s) => s.length > 0)),
+  SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
+  SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 10_000),
   SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
 };
 
@@ -42,6 +44,10 @@ export interface Config {
   readonly schemaFile: string;
   /** Data-import models; default config/models.json of the project. */
   readonly modelsFile: string;
+  /** Reporting collections; default config/collections.json of the project. */
+  readonly collectionsFile: string;
+  /** A collection snapshot is taken whenever its projection has advanced this far in the log. */
+  readonly snapshotInterval: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -69,6 +75,8 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: v.SVC_SHUTDOWN_TIMEOUT_MS,
     schemaFile: v.SVC_SCHEMA ? resolve(v.SVC_SCHEMA) : configFile('schema.json'),
     modelsFile: v.SVC_MODELS ? resolve(v.SVC_MODELS) : configFile('models.json'),
+    collectionsFile: v.SVC_COLLECTIONS ? resolve(v.SVC_COLLECTIONS) : configFile('collections.json'),
+    snapshotInterval: v.SVC_SNAPSHOT_INTERVAL,
     logLevel: v.SVC_LOG_LEVEL,
   };
 };

@@ -28,6 +28,8 @@ import { controlValidator } from '../import/control-validator.ts';
 import { adminModelRoutes } from './routes/admin-models.ts';
 import { adminRestApiRoutes } from './routes/admin-rest-apis.ts';
 import { pushDataRoutes } from './routes/push-data.ts';
+import { reportingRoutes } from './routes/reporting.ts';
+import type { ReportingDeps } from '../queries/reporting-api.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -40,6 +42,7 @@ export interface AppDeps {
   readonly adminToken: string;
   readonly throttle: FailureThrottle;
   readonly models: Models;
+  readonly reporting: ReportingDeps;
 }
 
 const isAdminPath = (path: string) => path === '/api/admin' || path.startsWith('/api/admin/');
@@ -72,6 +75,7 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     adminRestApiRoutes(commands, controlValidator(deps.models, deps.schema)),
     adminModelRoutes(deps.models),
     pushDataRoutes(commands, deps.models, deps.throttle, deps.config.bodyLimitBytes),
+    reportingRoutes(deps.reporting, deps.reads, deps.throttle),
   ] as unknown as Router<AppState>[];
 
   app.use(requestId(deps.logger));

@@ -1,6 +1,7 @@
 import { CommandError } from '../commands/command-error.ts';
 import { InvalidControlFile } from '../commands/rest-apis.ts';
 import { ObjectQueryError } from '../queries/object-api.ts';
+import { UnknownCollectionError } from '../queries/reporting-api.ts';
 
 /**
  * Errors that carry their HTTP meaning. Handlers throw these; `handleErrors` is the one place that
@@ -42,5 +43,6 @@ export const toHttpError = (e: unknown): HttpError | undefined => {
   if (e instanceof InvalidControlFile) return new HttpError(400, e.kind, e.message, {}, { errors: e.problems });
   if (e instanceof CommandError) return new HttpError(COMMAND_STATUS[e.reason], e.kind, e.message);
   if (e instanceof ObjectQueryError) return new HttpError(400, e.kind, e.message);
+  if (e instanceof UnknownCollectionError) return new HttpError(404, 'svc:api:reporting:no-such-collection', e.message);
   return undefined;
 };

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../events/event-store.ts';
-import type { CollectionSpec, Doc } from './read-store.ts';
+import type { CollectionSpec, Doc, ReadStore } from './read-store.ts';
 
 /** What a projector may do with read-model documents while folding one event. */
 export interface DocAccess {
@@ -19,6 +19,11 @@ export interface Projector {
   /** Event types the fold reacts to; other events only advance the checkpoint. */
   readonly handles?: readonly string[];
   apply(event: RecordedEvent, docs: DocAccess): void | Promise<void>;
+  /**
+   * Runs after a batch (ending with `last`) has committed, before the next one: the read model is
+   * consistent here, so this is where snapshots are taken. Failures are logged, never retried.
+   */
+  afterCommit?(reads: ReadStore, last: RecordedEvent): Promise<void>;
 }
 
 /**

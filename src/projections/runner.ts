@@ -107,6 +107,11 @@ export class ProjectionRunner {
     run.failed = undefined;
     run.retryDelay = this.retryDelayMs;
     for (const wake of this.waiters) wake();
+    if (projector.afterCommit) {
+      await projector.afterCommit(this.options.reads, batch[batch.length - 1]!).catch((e: Error) =>
+        this.logger.error({ projection: projector.name, err: { message: e.message } }, 'after-commit step failed'),
+      );
+    }
   }
 
   private onFailure(run: Running, error: Error): void {

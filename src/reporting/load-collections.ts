@@ -15,8 +15,9 @@ const Source: t.Type<FactSource> = t.recursion('FactSource', () =>
     t.type({ objectType: t.literal(true) }),
     t.type({ labels: t.literal(true) }),
     t.type({ deleted: t.literal(true) }),
-    t.type({ constant: t.unknown }),
     t.type({ function: t.string }),
+    // Last: t.unknown also accepts a missing key, so this member would match anything before it.
+    t.type({ constant: t.unknown }),
   ]) as t.Type<FactSource>,
 );
 const FactType = t.keyof(Object.fromEntries(FACT_TYPES.map((f) => [f, null])) as Record<(typeof FACT_TYPES)[number], null>);
