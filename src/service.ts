@@ -5,16 +5,11 @@ import { resolveAdminToken } from './config/admin-token.ts';
 import type { Config } from './config/config.ts';
 import { openEngines, type Engines } from './engines.ts';
 import { createApp } from './http/app.ts';
-import { allProjectors } from './projections/index.ts';
 import { ProjectionRunner } from './projections/runner.ts';
-import { eventDecoder } from './events/decode.ts';
-import { domainCodecs } from './events/domain-codecs.ts';
 import { FailureThrottle } from './http/throttle.ts';
-import { loadSchema } from './schema/load-schema.ts';
-import { loadModels } from './import/load-models.ts';
-import { loadCollections } from './reporting/load-collections.ts';
-import { collectionFold } from './reporting/collection-fold.ts';
-import { withSnapshots } from './reporting/snapshots.ts';
+import { loadAppModel } from './app-model.ts';
+import { snapshotSpec } from './reporting/snapshots.ts';
+import { runnerStatus } from './queries/reporting-api.ts';
 
 export interface Service {
   readonly server: Server;
@@ -38,18 +33,32 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     // Printed once, on the start that created it; afterwards it is only in the file.
     process.stdout.write(`\nAdmin token (also stored in ${admin.file}, mode 0600):\n  ${admin.token}\n\n`);
   }
-  const schema = loadSchema(config.schemaFile);
-  const models = loadModels(config.modelsFile, schema);
-  const collections = loadCollections(config.collectionsFile, schema);
-  const decode = eventDecoder(domainCodecs);
+  const model = loadAppModel(config);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
-  const folds = new Map(collections.map((c) => [c.name, collectionFold(c, schema, decode)]));
-  const projectors = [...allProjectors(decode), ...[...folds.values()].map((f) => withSnapshots(f, config.snapshotInterval))];
-  const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors, logger });
+  const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: model.projectors, logger });
+  await engines.reads.ensureCollection(snapshotSpec);
   await runner.start();
   const throttle = new FailureThrottle(10, 60_000, options.clock);
-  const app = createApp({ config, logger, events: engines.events, reads: engines.reads, runner, schema, decode, adminToken: admin.token, throttle, models,
-    reporting: { reads: engines.reads, events: engines.events, runner, schema, collections, folds, clock: options.clock ?? Date.now },
+  const app = createApp({
+    config,
+    logger,
+    events: engines.events,
+    reads: engines.reads,
+    runner,
+    schema: model.schema,
+    decode: model.decode,
+    adminToken: admin.token,
+    throttle,
+    models: model.models,
+    reporting: {
+      reads: engines.reads,
+      events: engines.events,
+      statusOf: runnerStatus(runner),
+      schema: model.schema,
+      collections: model.collections,
+      folds: model.folds,
+      clock: options.clock ?? Date.now,
+    },
   });
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventDecoder } from '../events/decode.ts';
+import { domainCodecs } from '../events/domain-codecs.ts';
 import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent } from '../events/event-store.ts';
 
 export interface DomainEvent {
@@ -30,8 +31,12 @@ export const loadAggregate = async <S, E extends DomainEvent>(
   return { state, revision };
 };
 
+/** New events with ids, the request's metadata and the current schema version of each type. */
 export const toNewEvents = (produced: readonly DomainEvent[], metadata: EventMetadata): NewEvent[] =>
-  produced.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata }));
+  produced.map((e) => {
+    const version = domainCodecs[e.type]?.version ?? 1;
+    return { id: randomUUID(), type: e.type, data: e.data, metadata: version > 1 ? { ...metadata, schemaVersion: version } : metadata };
+  });
 
 export interface CommandResult<S> {
   /** State after the command (the loaded state when nothing changed). */

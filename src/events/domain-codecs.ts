@@ -48,7 +48,15 @@ export const domainCodecs: Record<string, EventCodec> = {
   ObjectLabelsChanged: v1(t.type({ ref: str, labels: t.array(str) })),
   ObjectDeleted: v1(t.type({ ref: str })),
   ObjectUndeleted: v1(t.type({ ref: str })),
-  UserCreated: v1(opt({ username: str, groups: t.array(str), service: t.boolean }, { email: str, profileRef: str, tags: t.record(str, str) })),
+  /**
+   * Version 1 (before groups and service users existed) had only username, email and profileRef;
+   * version 2 added `groups` and `service`. Version 1 events read back as version 2 with defaults.
+   */
+  UserCreated: {
+    codec: opt({ username: str, groups: t.array(str), service: t.boolean }, { email: str, profileRef: str, tags: t.record(str, str) }),
+    version: 2,
+    upcasters: { 1: (data) => ({ groups: [], service: false, ...(data as object) }) },
+  },
   UserChanged: v1(opt({ username: str }, { email: str, active: t.boolean, groups: t.array(str), tags: t.record(str, str) })),
   DependentObjectClaimed: v1(t.type({ parent: str, attribute: str, objectType: str, ref: str })),
   GroupCreated: v1(t.type({ code: str, title: str, readAll: t.boolean, readLabels: t.array(str) })),

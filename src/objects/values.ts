@@ -1,3 +1,4 @@
+import { stableJson } from '../stable-json.ts';
 import type { ValueType } from '../schema/schema.ts';
 
 /**
@@ -87,19 +88,8 @@ export type ValueOf<T extends ValueType> = Extract<AttributeValue, { type: T }>;
 /** Attribute values of an object, keyed by attribute API code, each list in order. */
 export type Attributes = Readonly<Record<string, readonly AttributeValue[]>>;
 
-const stable = (v: unknown): string =>
-  v === null || typeof v !== 'object'
-    ? JSON.stringify(v)
-    : Array.isArray(v)
-      ? `[${v.map(stable).join(',')}]`
-      : `{${Object.keys(v as object)
-          .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-          .sort()
-          .map((k) => `${JSON.stringify(k)}:${stable((v as Record<string, unknown>)[k])}`)
-          .join(',')}}`;
-
 /** Structural equality, independent of key order: "unchanged saves emit nothing" depends on it. */
 export const sameValues = (a: readonly AttributeValue[] | undefined, b: readonly AttributeValue[] | undefined): boolean =>
-  stable(a ?? []) === stable(b ?? []);
+  stableJson(a ?? []) === stableJson(b ?? []);
 
-export const sameValue = (a: AttributeValue, b: AttributeValue): boolean => stable(a) === stable(b);
+export const sameValue = (a: AttributeValue, b: AttributeValue): boolean => stableJson(a) === stableJson(b);

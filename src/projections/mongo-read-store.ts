@@ -166,6 +166,15 @@ export class MongoReadStore implements ReadStore {
     this.declared.delete(to);
   }
 
+  async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
+    // Renames cannot join a transaction: they go first, the checkpoints move together afterwards.
+    for (const [from, to] of renames) await this.renameCollection(from, to);
+    await this.transaction(async (session) => {
+      await this.checkpoints.replaceOne({ _id: projection }, { position: checkpoint.position }, { upsert: true, session });
+      await this.checkpoints.deleteOne({ _id: retired }, { session });
+    });
+  }
+
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {
     const stored = await this.checkpoints.findOne({ _id: projection });
     return stored ? { position: stored.position } : null;

@@ -23,7 +23,14 @@ export interface Projector {
    * Runs after a batch (ending with `last`) has committed, before the next one: the read model is
    * consistent here, so this is where snapshots are taken. Failures are logged, never retried.
    */
-  afterCommit?(reads: ReadStore, last: RecordedEvent): Promise<void>;
+  afterCommit?(reads: ReadStore, last: RecordedEvent, rebuild?: RebuildTarget): Promise<void>;
+  /** Runs once a rebuild has been switched in (e.g. to retire data derived from the old version). */
+  afterRebuild?(reads: ReadStore): Promise<void>;
+}
+
+/** Where a rebuild writes: fresh copies of the projector's collections under other names. */
+export interface RebuildTarget {
+  readonly physical: (collection: string) => string;
 }
 
 /**

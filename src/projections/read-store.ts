@@ -62,6 +62,13 @@ export interface ReadStore {
    */
   commitBatch(projection: string, ops: readonly WriteOp[], expected: Checkpoint | null, next: Checkpoint): Promise<void>;
   deleteCheckpoint(projection: string): Promise<void>;
+  /**
+   * The switch of a blue/green rebuild: renames each `from` over its `to` (replacing it), sets
+   * `projection`'s checkpoint and deletes the checkpoint `retired`. SQLite does it in one
+   * transaction. MongoDB cannot rename inside a transaction: it renames first and moves the
+   * checkpoints last; after a crash in between, run the rebuild again.
+   */
+  swapIn(renames: readonly (readonly [from: string, to: string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -2,8 +2,15 @@ import type { EventStore, RecordedEvent, Subscription } from '../events/event-st
 import { BatchDocs } from './batch-docs.ts';
 import type { Projector } from './projector.ts';
 import { CheckpointConflictError, type ReadStore } from './read-store.ts';
+import { rebuildCheckpoint, rebuildProjection, type RebuildProgress } from './rebuild.ts';
 
-export type ProjectionState = 'starting' | 'catching-up' | 'live' | 'failed' | 'stopped';
+export class RebuildInProgressError extends Error {
+  constructor(readonly projection: string) {
+    super(`Projection ${projection} is already being rebuilt`);
+  }
+}
+
+export type ProjectionState = 'starting' | 'catching-up' | 'live' | 'rebuilding' | 'failed' | 'stopped';
 
 export interface ProjectionStatus {
   readonly name: string;
@@ -13,6 +20,8 @@ export interface ProjectionStatus {
   readonly head: number;
   readonly lag: number;
   readonly lastError?: string;
+  /** Progress of a rebuild run by this process, if one is running or has just ended. */
+  readonly rebuild?: RebuildProgress & { readonly error?: string };
 }
 
 export interface Logger {
@@ -29,6 +38,8 @@ export interface RunnerOptions {
   readonly logger?: Logger;
   /** First delay before a failed projection is retried; doubles up to 30 s. */
   readonly retryDelayMs?: number;
+  /** How often to look for checkpoints moved by another process (e.g. a rebuild switched in by the CLI). */
+  readonly checkpointWatchMs?: number;
 }
 
 export class ProjectionTimeoutError extends Error {
@@ -48,6 +59,8 @@ interface Running {
   subscription?: Subscription;
   retryTimer?: NodeJS.Timeout;
   retryDelay: number;
+  busy: boolean;
+  rebuild?: RebuildProgress & { error?: string };
 }
 
 /**
@@ -61,6 +74,7 @@ export class ProjectionRunner {
   private readonly batchSize: number;
   private readonly logger: Logger;
   private readonly retryDelayMs: number;
+  private watch?: NodeJS.Timeout;
 
   constructor(private readonly options: RunnerOptions) {
     this.batchSize = options.batchSize ?? 500;
@@ -73,13 +87,64 @@ export class ProjectionRunner {
     }
   }
 
+  get projectors(): readonly Projector[] {
+    return this.options.projectors;
+  }
+
   async start(): Promise<void> {
     for (const projector of this.options.projectors) {
       for (const spec of projector.collections) await this.options.reads.ensureCollection(spec);
-      const run: Running = { projector, checkpoint: 0, stopped: false, retryDelay: this.retryDelayMs };
+      const run: Running = { projector, checkpoint: 0, stopped: false, retryDelay: this.retryDelayMs, busy: false };
       this.running.set(projector.name, run);
       await this.subscribe(run);
     }
+    this.watch = setInterval(() => void this.followMovedCheckpoints(), this.options.checkpointWatchMs ?? 5000);
+    this.watch.unref();
+  }
+
+  /** Restarts a projection from its stored checkpoint: after a rebuild was switched in. */
+  private async resync(run: Running): Promise<void> {
+    if (run.stopped) return;
+    await run.subscription?.stop();
+    if (!run.stopped) await this.subscribe(run);
+  }
+
+  private async followMovedCheckpoints(): Promise<void> {
+    for (const run of this.running.values()) {
+      if (run.busy || run.stopped) continue;
+      const mine = run.checkpoint;
+      const stored = (await this.options.reads.getCheckpoint(run.projector.name).catch(() => undefined))?.position;
+      if (stored !== undefined && stored !== mine && run.checkpoint === mine && !run.busy) {
+        this.logger.info({ projection: run.projector.name, from: mine, to: stored }, 'checkpoint moved by another process; resuming from it');
+        await this.resync(run).catch((e: Error) => this.onFailure(run, e));
+      }
+    }
+  }
+
+  /**
+   * Starts a blue/green rebuild of one projection in the background; progress shows in status().
+   * The live version keeps serving until the rebuilt one is switched in.
+   */
+  rebuild(name: string): RebuildProgress {
+    const run = this.running.get(name);
+    if (!run) throw new Error(`Unknown projection: ${name}`);
+    if (run.rebuild && (run.rebuild.phase === 'building' || run.rebuild.phase === 'switching') && !run.rebuild.error) {
+      throw new RebuildInProgressError(name);
+    }
+    const initial: RebuildProgress = { projection: name, processed: 0, position: 0, head: 0, eventsPerSecond: 0, etaSeconds: null, phase: 'building' };
+    run.rebuild = initial;
+    rebuildProjection({
+      events: this.options.events,
+      reads: this.options.reads,
+      projector: run.projector,
+      onProgress: (p) => (run.rebuild = p),
+    })
+      .then(() => this.resync(run))
+      .catch((e: Error) => {
+        run.rebuild = { ...(run.rebuild ?? initial), error: e.message };
+        this.logger.error({ projection: name, err: { message: e.message } }, 'rebuild failed');
+      });
+    return initial;
   }
 
   private async subscribe(run: Running): Promise<void> {
@@ -95,6 +160,15 @@ export class ProjectionRunner {
   }
 
   private async applyBatch(run: Running, batch: readonly RecordedEvent[]): Promise<void> {
+    run.busy = true;
+    try {
+      await this.applyBatchNow(run, batch);
+    } finally {
+      run.busy = false;
+    }
+  }
+
+  private async applyBatchNow(run: Running, batch: readonly RecordedEvent[]): Promise<void> {
     const { projector } = run;
     const docs = new BatchDocs(this.options.reads);
     for (const event of batch) {
@@ -157,9 +231,23 @@ export class ProjectionRunner {
 
   async status(): Promise<ProjectionStatus[]> {
     const head = await this.options.events.headPosition();
-    return [...this.running.values()].map((run) => {
+    const runs = [...this.running.values()];
+    // A rebuild checkpoint means a rebuild is under way (here or in another process) or was interrupted.
+    const pending = await Promise.all(runs.map((run) => this.options.reads.getCheckpoint(rebuildCheckpoint(run.projector.name))));
+    return runs.map((run, i) => {
       const lag = Math.max(0, head - run.checkpoint);
-      const state: ProjectionState = run.stopped ? 'stopped' : run.failed ? 'failed' : !run.subscription ? 'starting' : lag === 0 ? 'live' : 'catching-up';
+      const building = (run.rebuild && !run.rebuild.error && run.rebuild.phase !== 'done') || pending[i] !== null;
+      const state: ProjectionState = run.stopped
+        ? 'stopped'
+        : run.failed
+          ? 'failed'
+          : building
+            ? 'rebuilding'
+            : !run.subscription
+              ? 'starting'
+              : lag === 0
+                ? 'live'
+                : 'catching-up';
       return {
         name: run.projector.name,
         state,
@@ -167,12 +255,14 @@ export class ProjectionRunner {
         head,
         lag,
         ...(run.failed ? { lastError: run.failed.message } : {}),
+        ...(run.rebuild ? { rebuild: run.rebuild } : {}),
       };
     });
   }
 
   /** Stops every projection after the batch in progress has committed. */
   async stop(): Promise<void> {
+    clearInterval(this.watch);
     await Promise.all(
       [...this.running.values()].map(async (run) => {
         run.stopped = true;

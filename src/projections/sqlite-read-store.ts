@@ -202,22 +202,38 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async renameCollection(from: string, to: string): Promise<void> {
+    this.db.transaction(() => this.renameSync(from, to))();
+  }
+
+  async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
+    this.db.transaction(() => {
+      for (const [from, to] of renames) this.renameSync(from, to);
+      this.setCheckpoint(projection, checkpoint.position);
+      this.stmt('DELETE FROM _checkpoints WHERE projection = ?').run(retired);
+    }).immediate();
+  }
+
+  private renameSync(from: string, to: string): void {
     const fields = this.declared(from);
     checkName(to);
-    this.db.transaction(() => {
-      this.db.exec(`DROP TABLE IF EXISTS "${to}"`);
-      this.db.exec(`ALTER TABLE "${from}" RENAME TO "${to}"`);
-      // Index names embed the table name: re-create them so a new collection called `from` can have its own.
-      for (const field of fields) {
-        if (field === 'id') continue;
-        this.db.exec(`DROP INDEX IF EXISTS ${indexName(from, field)}`);
-        this.db.exec(`CREATE INDEX IF NOT EXISTS ${indexName(to, field)} ON "${to}" (${column(field)})`);
-      }
-      this.db.prepare('DELETE FROM _collections WHERE name = ?').run(from);
-      this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(to, JSON.stringify([...fields]));
-    })();
+    this.db.exec(`DROP TABLE IF EXISTS "${to}"`);
+    this.db.exec(`ALTER TABLE "${from}" RENAME TO "${to}"`);
+    // Index names embed the table name: re-create them so a new collection called `from` can have its own.
+    for (const field of fields) {
+      if (field === 'id') continue;
+      this.db.exec(`DROP INDEX IF EXISTS ${indexName(from, field)}`);
+      this.db.exec(`CREATE INDEX IF NOT EXISTS ${indexName(to, field)} ON "${to}" (${column(field)})`);
+    }
+    this.db.prepare('DELETE FROM _collections WHERE name = ?').run(from);
+    this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(to, JSON.stringify([...fields]));
     this.forget(from);
     this.forget(to);
+  }
+
+  private setCheckpoint(projection: string, position: number): void {
+    this.stmt(
+      'INSERT INTO _checkpoints (projection, position, updated_at) VALUES (?, ?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position, updated_at = excluded.updated_at',
+    ).run(projection, position, Date.now());
   }
 
   private forget(name: string): void {
@@ -240,9 +256,7 @@ export class SqliteReadStore implements ReadStore {
       const actual = this.checkpointSync(projection);
       if ((actual?.position ?? null) !== (expected?.position ?? null)) throw new CheckpointConflictError(projection, expected, actual);
       this.applyOps(ops);
-      this.stmt(
-        'INSERT INTO _checkpoints (projection, position, updated_at) VALUES (?, ?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position, updated_at = excluded.updated_at',
-      ).run(projection, next.position, Date.now());
+      this.setCheckpoint(projection, next.position);
     }).immediate();
   }
 

@@ -14,7 +14,8 @@ import { canRead, type ReadAccess } from '../users/users.ts';
 export interface ReportingDeps {
   readonly reads: ReadStore;
   readonly events: EventStore;
-  readonly runner: ProjectionRunner;
+  /** State and lag of a projection, where it can be known. */
+  readonly statusOf: (projection: string) => Promise<{ readonly state: string; readonly lag: number } | undefined>;
   readonly schema: Schema;
   readonly collections: readonly CollectionDef[];
   /** The fold of each collection, by collection name. */
@@ -44,9 +45,11 @@ export const listCollections = (deps: ReportingDeps) => ({
 
 /** `ready`, or `updating` while the collection's projection lags behind the log or is not live. */
 export const collectionStatus = async (deps: ReportingDeps, name: string): Promise<'ready' | 'updating'> => {
-  const status = (await deps.runner.status()).find((p) => p.name === projectionName(name));
+  const status = await deps.statusOf(projectionName(name));
   return status && status.state === 'live' && status.lag === 0 ? 'ready' : 'updating';
 };
+
+export const runnerStatus = (runner: ProjectionRunner) => async (projection: string) => (await runner.status()).find((p) => p.name === projection);
 
 export const collectionDetail = async (deps: ReportingDeps, name: string) => {
   const c = find(deps, name);

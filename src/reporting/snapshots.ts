@@ -1,5 +1,5 @@
 import { MemoryDocs } from '../projections/batch-docs.ts';
-import type { Projector } from '../projections/projector.ts';
+import type { Projector, RebuildTarget } from '../projections/projector.ts';
 import type { Doc, ReadStore, WriteOp } from '../projections/read-store.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
@@ -28,16 +28,20 @@ export const latestSnapshot = async (reads: ReadStore, fold: string, at?: Date):
   return meta ?? null;
 };
 
+/** Snapshots taken while a fold is rebuilt are kept under this key until the rebuild is switched in. */
+const rebuildKey = (fold: string) => `rebuild:${fold}`;
+
 /** Copies the fold's read-model collections into a snapshot (in chunks, to stay under document size limits). */
-export const takeSnapshot = async (reads: ReadStore, fold: Projector, position: number, recordedAt: Date): Promise<void> => {
+export const takeSnapshot = async (reads: ReadStore, fold: Projector, position: number, recordedAt: Date, rebuild?: RebuildTarget): Promise<void> => {
   const entries: (readonly [string, Doc])[] = [];
-  for (const spec of fold.collections) for (const doc of await reads.find(spec.name)) entries.push([spec.name, doc]);
-  const id = `${fold.name}@${position}`;
+  for (const spec of fold.collections) for (const doc of await reads.find(rebuild ? rebuild.physical(spec.name) : spec.name)) entries.push([spec.name, doc]);
+  const key = rebuild ? rebuildKey(fold.name) : fold.name;
+  const id = `${key}@${position}`;
   const chunks: WriteOp[] = [];
   for (let i = 0; i * CHUNK < entries.length; i++) {
     chunks.push({ kind: 'put', collection: SNAPSHOTS, doc: { id: `${id}#${i}`, entries: entries.slice(i * CHUNK, (i + 1) * CHUNK) } as SnapshotChunk });
   }
-  const meta: SnapshotMeta = { id, collection: fold.name, position, recordedAt: recordedAt.toISOString(), chunks: chunks.length };
+  const meta: SnapshotMeta = { id, collection: key, position, recordedAt: recordedAt.toISOString(), chunks: chunks.length };
   await reads.bulkWrite([...chunks, { kind: 'put', collection: SNAPSHOTS, doc: meta }]);
 };
 
@@ -54,17 +58,37 @@ export const loadSnapshot = async (reads: ReadStore, meta: SnapshotMeta): Promis
   return docs;
 };
 
-/** Adds snapshots every `interval` events (of the log) to a fold run by the projection runner. */
+const snapshotsOf = (reads: ReadStore, key: string) => reads.find<SnapshotMeta>(SNAPSHOTS, { where: { collection: key } });
+
+const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[]) => {
+  const ops: WriteOp[] = metas.flatMap((m) => [
+    { kind: 'delete', collection: SNAPSHOTS, id: m.id } as const,
+    ...Array.from({ length: m.chunks }, (_, i) => ({ kind: 'delete', collection: SNAPSHOTS, id: `${m.id}#${i}` }) as const),
+  ]);
+  if (ops.length) await reads.bulkWrite(ops);
+};
+
+/**
+ * Adds snapshots every `interval` positions of the log to a fold, live and during rebuilds; a
+ * rebuild's snapshots replace the old ones when it is switched in.
+ */
 export const withSnapshots = (fold: Projector, interval: number): Projector => {
-  let last: number | undefined;
+  const last = new Map<string, number>();
   return {
     ...fold,
-    collections: [...fold.collections, snapshotSpec],
-    async afterCommit(reads, event) {
-      last ??= (await latestSnapshot(reads, fold.name))?.position ?? 0;
-      if (event.position - last < interval) return;
-      await takeSnapshot(reads, fold, event.position, event.recordedAt);
-      last = event.position;
+    async afterCommit(reads, event, rebuild) {
+      const key = rebuild ? rebuildKey(fold.name) : fold.name;
+      if (!last.has(key)) last.set(key, (await latestSnapshot(reads, key))?.position ?? 0);
+      if (event.position - last.get(key)! < interval) return;
+      await takeSnapshot(reads, fold, event.position, event.recordedAt, rebuild);
+      last.set(key, event.position);
+    },
+    async afterRebuild(reads) {
+      await deleteSnapshots(reads, await snapshotsOf(reads, fold.name));
+      const rebuilt = await snapshotsOf(reads, rebuildKey(fold.name));
+      await reads.bulkWrite(rebuilt.map((m) => ({ kind: 'put', collection: SNAPSHOTS, doc: { ...m, collection: fold.name } })));
+      last.clear();
     },
   };
 };
+

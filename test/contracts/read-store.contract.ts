@@ -131,5 +131,17 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     assert.equal(await ctx.fx.store.find('live', { where: { k: 'new' } }), [{ id: '1', k: 'new' }]);
   });
 
+  test('swapIn renames rebuilt collections over the live ones and moves the checkpoints', async (ctx) => {
+    await ctx.fx.store.ensureCollection({ name: 'model', indexes: ['k'] });
+    await ctx.fx.store.commitBatch('modeller', [{ kind: 'put', collection: 'model', doc: { id: '1', k: 'old' } }], null, { position: 5 });
+    await ctx.fx.store.ensureCollection({ name: 'model__rebuild', indexes: ['k'] });
+    await ctx.fx.store.commitBatch('rebuild:modeller', [{ kind: 'put', collection: 'model__rebuild', doc: { id: '1', k: 'rebuilt' } }], null, { position: 9 });
+    await ctx.fx.store.swapIn([['model__rebuild', 'model']], 'modeller', { position: 9 }, 'rebuild:modeller');
+    assert.equal(await ctx.fx.store.find('model', { where: { k: 'rebuilt' } }), [{ id: '1', k: 'rebuilt' }]);
+    assert.equal(await ctx.fx.store.getCheckpoint('modeller'), { position: 9 });
+    assert.is(await ctx.fx.store.getCheckpoint('rebuild:modeller'), null);
+    assert.not.ok((await ctx.fx.store.listCollections()).includes('model__rebuild'));
+  });
+
   return test;
 };

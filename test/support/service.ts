@@ -4,6 +4,8 @@ import { startService, type Service } from '../../src/service.ts';
 import { tempDir } from './tmp.ts';
 
 export interface TestService extends Service {
+  /** The service's data directory (its embedded databases). */
+  readonly dataDir: string;
   /** fetch against the service, with the admin token unless `admin: false`. */
   request(path: string, init?: RequestInit & { admin?: boolean }): Promise<Response>;
   stop(): Promise<void>;
@@ -16,6 +18,7 @@ export const startTestService = async (env: Record<string, string> = {}, clock?:
   const service = await startService(config, { logger: pino({ level: 'silent' }), ...(clock ? { clock } : {}) });
   return {
     ...service,
+    dataDir: tmp.dir,
     request: (path, { admin = true, headers, ...init } = {}) =>
       fetch(`${service.url}${path}`, {
         ...init,

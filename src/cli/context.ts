@@ -1,0 +1,60 @@
+import { pino } from 'pino';
+import { loadAppModel, type AppModel } from '../app-model.ts';
+import { loadConfig, type Config } from '../config/config.ts';
+import { openEngines, type Engines } from '../engines.ts';
+import type { Projector } from '../projections/projector.ts';
+import { rebuildCheckpoint } from '../projections/rebuild.ts';
+import type { ReportingDeps } from '../queries/reporting-api.ts';
+import { snapshotSpec } from '../reporting/snapshots.ts';
+
+/** The configured engines and domain, as the service would open them, for one CLI command. */
+export interface CliContext extends AppModel {
+  readonly config: Config;
+  readonly engines: Engines;
+  projector(name: string): Projector;
+  /** Projector names for `<name|all>` arguments. */
+  select(name: string): Projector[];
+  reporting(): ReportingDeps;
+  close(): Promise<void>;
+}
+
+export class UsageError extends Error {}
+
+export const openCli = async (): Promise<CliContext> => {
+  const config = loadConfig();
+  const model = loadAppModel(config);
+  const engines = await openEngines(config);
+  await engines.reads.ensureCollection(snapshotSpec);
+  for (const p of model.projectors) for (const spec of p.collections) await engines.reads.ensureCollection(spec);
+  const projector = (name: string) => {
+    const p = model.projectors.find((x) => x.name === name || x.name === `collection:${name}`);
+    if (!p) throw new UsageError(`Unknown projection ${name}; known: ${model.projectors.map((x) => x.name).join(', ')}`);
+    return p;
+  };
+  return {
+    ...model,
+    config,
+    engines,
+    projector,
+    select: (name) => (name === 'all' ? [...model.projectors] : [projector(name)]),
+    reporting: () => ({
+      reads: engines.reads,
+      events: engines.events,
+      schema: model.schema,
+      collections: model.collections,
+      folds: model.folds,
+      clock: Date.now,
+      statusOf: async (name) => {
+        const [checkpoint, head, rebuilding] = await Promise.all([
+          engines.reads.getCheckpoint(name),
+          engines.events.headPosition(),
+          engines.reads.getCheckpoint(rebuildCheckpoint(name)),
+        ]);
+        return { state: rebuilding ? 'rebuilding' : 'live', lag: Math.max(0, head - (checkpoint?.position ?? 0)) };
+      },
+    }),
+    close: () => engines.close(),
+  };
+};
+
+export const quietLogger = pino({ level: 'silent' });

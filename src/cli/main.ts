@@ -1,0 +1,100 @@
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config/config.ts';
+import { UnknownCollectionError } from '../queries/reporting-api.ts';
+import { collectionDataCommand, collectionDataHelp } from './commands/collection-data.ts';
+import { events, eventsHelp } from './commands/events.ts';
+import { projections, projectionsHelp } from './commands/projections.ts';
+import { rebuild, rebuildHelp } from './commands/rebuild.ts';
+import { verify, verifyHelp } from './commands/verify.ts';
+import { openCli, UsageError, type CliContext } from './context.ts';
+
+const HELP = `svc <command> [options]   (configuration from the same environment variables as the service)
+
+Commands:
+  projections                  projections with checkpoint, head, lag and status
+  rebuild <projection|all>     blue/green rebuild of read models from the event log
+  verify <projection|all>      compare read models with a replay of the log
+  events [filters] [--follow]  print events as JSON lines
+  collection-data <name>       a reporting collection's data, now or --at a time, as JSON or CSV
+
+"svc <command> --help" describes a command.`;
+
+interface Command {
+  readonly help: string;
+  readonly options: NonNullable<Parameters<typeof parseArgs>[0]>['options'];
+  readonly args: number;
+  run(cli: CliContext, args: string[], flags: Record<string, unknown>): Promise<number>;
+}
+
+const COMMANDS: Record<string, Command> = {
+  projections: { help: projectionsHelp, options: { json: { type: 'boolean' } }, args: 0, run: (cli, _a, f) => projections(cli, f) },
+  rebuild: {
+    help: rebuildHelp,
+    options: { 'batch-size': { type: 'string' } },
+    args: 1,
+    run: (cli, [name], f) => {
+      const batchSize = f['batch-size'] === undefined ? undefined : Number(f['batch-size']);
+      if (batchSize !== undefined && !(Number.isSafeInteger(batchSize) && batchSize > 0)) throw new UsageError('--batch-size must be a positive integer');
+      return rebuild(cli, name!, batchSize ? { batchSize } : {});
+    },
+  },
+  verify: { help: verifyHelp, options: { json: { type: 'boolean' } }, args: 1, run: (cli, [name], f) => verify(cli, name!, f) },
+  events: {
+    help: eventsHelp,
+    options: { stream: { type: 'string' }, type: { type: 'string', multiple: true }, from: { type: 'string' }, until: { type: 'string' }, follow: { type: 'boolean' } },
+    args: 0,
+    run: (cli, _a, f) => events(cli, f as Parameters<typeof events>[1]),
+  },
+  'collection-data': {
+    help: collectionDataHelp,
+    options: { at: { type: 'string' }, format: { type: 'string' } },
+    args: 1,
+    run: (cli, [name], f) => collectionDataCommand(cli, name!, f as { at?: string; format?: string }),
+  },
+};
+
+const main = async (argv: string[]): Promise<number> => {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(`${HELP}\n`);
+    return name ? 0 : 2;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    process.stderr.write(`Unknown command: ${name}\n\n${HELP}\n`);
+    return 2;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: { ...command.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n\n${command.help}\n`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    process.stdout.write(`${command.help}\n`);
+    return 0;
+  }
+  if (parsed.positionals.length !== command.args) {
+    process.stderr.write(`${command.help}\n`);
+    return 2;
+  }
+  const cli = await openCli();
+  try {
+    return await command.run(cli, parsed.positionals, parsed.values);
+  } finally {
+    await cli.close();
+  }
+};
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: Error) => {
+    if (e instanceof UsageError || e instanceof ConfigError || e instanceof UnknownCollectionError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`svc: ${e.message}\n`);
+    process.exit(1);
+  },
+);
