@@ -4,7 +4,6 @@ import {
   decideChangeLabels,
   decideCreate,
   decideDelete,
-  decideSetAttributes,
   decideUndelete,
   evolveObject,
   type AttributeChange,
@@ -67,22 +66,6 @@ export const changeObject = async (
         return [{ ...changed, data: { ...changed.data, labels: relabelled.data.labels } }];
       }
       return [...events, ...labels];
-    },
-    metadata,
-  );
-  return answer(deps, ref, result);
-};
-
-/** Saves a complete attribute map over an existing object; unchanged values write nothing. */
-export const saveObjectAttributes = async (deps: CommandDeps, metadata: EventMetadata, ref: string, attributes: Attributes): Promise<ObjectChanged> => {
-  const result = await runCommand(
-    deps,
-    objectStream(ref),
-    evolveObject,
-    (s) => {
-      if (!s) throw new CommandError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
-      if (s.deleted) throw new CommandError('conflict', 'svc:object:deleted', `Object ${ref} is deleted; undelete it first`);
-      return decideSetAttributes(s, attributes, deps.schema);
     },
     metadata,
   );

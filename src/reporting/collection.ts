@@ -63,15 +63,3 @@ export interface CollectionDef {
 export const COLLECTION_NAME = /^[a-z0-9][a-z0-9_]+[a-z0-9]$/;
 export const REF_FACT = { name: 'ref', type: 'ref', description: 'Reporting object' } as const;
 
-/** Attribute codes a collection's facts read, at any depth of `linked`. */
-export const attributesUsed = (collection: CollectionDef): Set<string> => {
-  const codes = new Set<string>();
-  const walk = (s: FactSource) => {
-    if ('attribute' in s) {
-      codes.add(s.attribute);
-      if (s.linked) walk(s.linked);
-    }
-  };
-  for (const f of collection.facts) walk(f.source);
-  return codes;
-};

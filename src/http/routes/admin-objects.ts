@@ -5,7 +5,7 @@ import { parseAttributes, typeValue, withType } from '../../commands/object-inpu
 import { changeObject, createObject, deleteObject, undeleteObject } from '../../commands/objects.ts';
 import { createWorkUnit, transitionWorkUnit } from '../../commands/work-units.ts';
 import type { AttributeChange } from '../../objects/object.ts';
-import { isRef } from '../../objects/ref.ts';
+import { refParam } from '../params.ts';
 import { WORK_UNITS, type WorkUnitDoc } from '../../projections/work-units-projector.ts';
 import { getObject, type ObjectQueryDeps } from '../../queries/object-api.ts';
 import { badRequest, notFound } from '../errors.ts';
@@ -29,11 +29,6 @@ const CreateWorkflow = optionalProps('CreateWorkflow', { workType: t.string, sta
   tags: t.record(t.string, t.string),
 });
 const Transition = optionalProps('Transition', { state: t.string }, { closed: t.boolean });
-
-const refParam = (ref: string | undefined): string => {
-  if (!isRef(ref)) throw badRequest(`Bad request (failed validation): ${JSON.stringify(ref)} is not a ref`, 'svc:api-v0:generic:bad-request');
-  return ref;
-};
 
 const ALL_ACCESS = { all: true, labels: new Set<string>() };
 

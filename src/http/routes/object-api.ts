@@ -1,17 +1,11 @@
 import Router from '@koa/router';
 import type { ReadStore } from '../../projections/read-store.ts';
-import { isRef } from '../../objects/ref.ts';
+import { refParam } from '../params.ts';
 import { getLinked, getObject, type ObjectQueryDeps } from '../../queries/object-api.ts';
-import { badRequest } from '../errors.ts';
 import { apiKeyAuth, type KeyedState } from '../middleware/api-key-auth.ts';
 import type { FailureThrottle } from '../throttle.ts';
 
 const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
-
-const refParam = (ref: string | undefined): string => {
-  if (!isRef(ref)) throw badRequest(`Bad request (failed validation): ${JSON.stringify(ref)} is not a ref`, 'svc:api-v0:generic:bad-request');
-  return ref;
-};
 
 /** Object API v0: `GET /api/v0-object/ref/<ref>` and `GET /api/v0-object/linked/<ref>`. */
 export const objectApiRoutes = (deps: ObjectQueryDeps, reads: ReadStore, throttle: FailureThrottle) => {

@@ -1,0 +1,71 @@
+import Router from '@koa/router';
+import type { IncomingMessage } from 'node:http';
+import { PassThrough } from 'node:stream';
+import type { CommandDeps } from '../../commands/context.ts';
+import { storeFile } from '../../commands/files.ts';
+import { BlobTooLargeError, type BlobStore } from '../../files/blob-store.ts';
+import { filenameProblem, mediaTypeOf } from '../../files/files.ts';
+import { presentFile } from '../../queries/file-api.ts';
+import { HttpError, badRequest } from '../errors.ts';
+import type { AppState } from '../state.ts';
+import { metadataOf } from '../validate.ts';
+
+export interface AdminFileDeps {
+  readonly blobs: BlobStore;
+  /** Largest accepted upload in bytes. */
+  readonly fileLimitBytes: number;
+}
+
+const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
+/** 413, closing the connection so the rest of an oversize body is not read. */
+const tooLarge = (limit: number) =>
+  new HttpError(413, 'svc:api:payload-too-large', `The file is larger than the limit of ${limit} bytes`, { Connection: 'close' });
+
+/**
+ * The request body as a stream of its own: the store may destroy it (on an oversize body) without
+ * destroying the request, so a 413 can still be answered; a client that goes away mid-upload
+ * fails it, so nothing half-written is kept.
+ */
+const bodyOf = (req: IncomingMessage): PassThrough => {
+  const body = new PassThrough({ highWaterMark: 64 * 1024 });
+  req.once('error', (e) => body.destroy(e));
+  req.once('close', () => {
+    if (!req.complete) body.destroy(new HttpError(400, 'svc:file:upload-incomplete', 'The client closed the connection before the upload was complete'));
+  });
+  req.pipe(body);
+  return body;
+};
+
+/**
+ * `POST /api/admin/files?filename=<name>`: the raw request body is the file, its Content-Type the
+ * recorded media type. 201 with the file's metadata when stored, 200 when the same bytes were
+ * already stored (the first upload's name and type stand). Mounted where `/api/admin/` requires
+ * the admin token, and NOT behind the JSON body parser.
+ */
+export const adminFileRoutes = (deps: CommandDeps, files: AdminFileDeps) => {
+  const router = new Router<AppState>({ prefix: '/api/admin' });
+
+  router.post('/files', async (ctx) => {
+    const filename = single(ctx.query.filename);
+    const problem = filenameProblem(filename);
+    if (problem) throw badRequest(problem, 'svc:file:bad-filename');
+    const mimeType = mediaTypeOf(ctx.get('Content-Type') || undefined);
+    if (!mimeType) throw badRequest('Content-Type must be a media type such as image/png', 'svc:file:bad-content-type');
+    const declared = ctx.request.length;
+    if (declared !== undefined && declared > files.fileLimitBytes) throw tooLarge(files.fileLimitBytes);
+
+    let result;
+    try {
+      result = await storeFile(deps, files.blobs, metadataOf(ctx), { source: bodyOf(ctx.req), filename: filename!, mimeType, limit: files.fileLimitBytes });
+    } catch (e) {
+      if (e instanceof BlobTooLargeError) throw tooLarge(files.fileLimitBytes);
+      throw e;
+    }
+    ctx.status = result.created ? 201 : 200;
+    ctx.set('Location', `/api/v0-file/metadata/${result.file.digest}?fileSize=${result.file.fileSize}`);
+    ctx.body = presentFile(result.file);
+  });
+
+  return router;
+};
