@@ -77,7 +77,8 @@ export class ProjectionRunner {
   private watch?: NodeJS.Timeout;
 
   constructor(private readonly options: RunnerOptions) {
-    this.batchSize = options.batchSize ?? 500;
+    // Large batches make catch-up much faster (one transaction each); live batches are as small as what has arrived.
+    this.batchSize = options.batchSize ?? 2000;
     this.logger = options.logger ?? silent;
     this.retryDelayMs = options.retryDelayMs ?? 250;
     const names = new Set<string>();

@@ -12,6 +12,7 @@ export interface Principal {
   readonly username: string;
   readonly keyId: string;
   readonly profileRef?: string;
+  readonly groups: readonly string[];
   readonly access: ReadAccess;
 }
 
@@ -48,6 +49,7 @@ export const apiKeyAuth = (reads: ReadStore, throttle: FailureThrottle): Middlew
     username: user.username,
     keyId: candidate.id,
     ...(user.profileRef ? { profileRef: user.profileRef } : {}),
+    groups: user.groups,
     access: readAccessOf(user, groups),
   };
   ctx.state.actor = `apikey:${candidate.id}`;

@@ -6,7 +6,6 @@ import { pushData } from '../../commands/push-data.ts';
 import { PUSH_DATA_GROUP } from '../../commands/rest-apis.ts';
 import type { Models } from '../../import/model.ts';
 import { REST_APIS, type RestApiDoc } from '../../projections/rest-apis-projector.ts';
-import { USERS, type UserDoc } from '../../projections/users-projector.ts';
 import { badRequest } from '../errors.ts';
 import { apiKeyAuth, type KeyedState } from '../middleware/api-key-auth.ts';
 import { pushStatus, renderPushResult, type PushResult } from '../push-response.ts';
@@ -39,8 +38,7 @@ export const pushDataRoutes = (deps: CommandDeps, models: Models, throttle: Fail
       const url = ctx.params.url!;
       const api = await deps.reads.get<RestApiDoc>(REST_APIS, url);
       if (!api) return send(ctx, answer({ result: 'error', ...empty, errorCount: 1, errors: [`API not defined: ${url}`] }));
-      const user = await deps.reads.get<UserDoc>(USERS, ctx.state.principal.username);
-      if (!user?.groups.includes(PUSH_DATA_GROUP)) return send(ctx, answer({ result: 'not authorised', ...empty, errorCount: 1, errors: [] }));
+      if (!ctx.state.principal.groups.includes(PUSH_DATA_GROUP)) return send(ctx, answer({ result: 'not authorised', ...empty, errorCount: 1, errors: [] }));
       if (!api.enabled) return send(ctx, answer({ result: 'error', ...empty, errorCount: 1, errors: [`API is disabled: ${url}`] }, api.response));
       const body = await readRawBody(ctx, bodyLimit);
       const metadata = metadataOf(ctx);
