@@ -179,16 +179,20 @@ export class SqliteReadStore implements ReadStore {
   }
 
   private applyOps(ops: readonly WriteOp[]): void {
+    // Statements are looked up once per collection, not per operation: batches hold thousands.
+    const writers = new Map<string, { put: Database.Statement; del: Database.Statement }>();
     for (const op of ops) {
-      this.declared(op.collection);
-      if (op.kind === 'put') {
-        this.stmt(`INSERT INTO "${op.collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`).run(
-          op.doc.id,
-          JSON.stringify(op.doc),
-        );
-      } else {
-        this.stmt(`DELETE FROM "${op.collection}" WHERE id = ?`).run(op.id);
+      let w = writers.get(op.collection);
+      if (!w) {
+        this.declared(op.collection);
+        w = {
+          put: this.stmt(`INSERT INTO "${op.collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`),
+          del: this.stmt(`DELETE FROM "${op.collection}" WHERE id = ?`),
+        };
+        writers.set(op.collection, w);
       }
+      if (op.kind === 'put') w.put.run(op.doc.id, JSON.stringify(op.doc));
+      else w.del.run(op.id);
     }
   }
 
