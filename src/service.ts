@@ -9,6 +9,8 @@ import { ProjectionRunner } from './projections/runner.ts';
 import { FailureThrottle } from './http/throttle.ts';
 import { loadAppModel } from './app-model.ts';
 import { snapshotSpec } from './reporting/snapshots.ts';
+import { openBlobStore } from './files/open-blob-store.ts';
+import { DownloadSigner, resolveDownloadSecret } from './files/signed-urls.ts';
 import { runnerStatus } from './queries/reporting-api.ts';
 
 export interface Service {
@@ -39,6 +41,15 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   await engines.reads.ensureCollection(snapshotSpec);
   await runner.start();
   const throttle = new FailureThrottle(10, 60_000, options.clock);
+  const blobs = await openBlobStore(config);
+  const secret = resolveDownloadSecret(config.files.downloadSecret, config.dataDir);
+  if (secret.generated) logger.info({ file: secret.file }, 'download URL secret generated (mode 0600)');
+  const signer = new DownloadSigner({
+    secret: secret.secret,
+    baseUrl: config.baseUrl,
+    validSeconds: config.files.downloadValidSeconds,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const app = createApp({
     config,
     logger,
@@ -50,6 +61,8 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     adminToken: admin.token,
     throttle,
     models: model.models,
+    blobs,
+    signer,
     reporting: {
       reads: engines.reads,
       events: engines.events,
@@ -78,6 +91,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       clearTimeout(force);
       await runner.stop();
       await engines.close();
+      await blobs.close();
       logger.info('service stopped');
     })());
   return { server, url: `http://127.0.0.1:${port}`, engines, runner, adminToken: admin.token, close };

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { configFile } from '../paths.ts';
+import { FILES_ENV_SPEC, filesConfigOf, type FilesConfig } from '../files/files-config.ts';
 import { byteSize, decodeEnv, httpUrl, integer, oneOf, optional, text } from './env.ts';
 
 const ENGINE_URL = (schemes: readonly string[]) => (s: string) => schemes.some((p) => s.startsWith(p)) && URL.canParse(s);
@@ -25,6 +26,7 @@ export const ENV_SPEC = {
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
   SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 10_000),
   SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+  ...FILES_ENV_SPEC,
 };
 
 export interface Config {
@@ -48,6 +50,8 @@ export interface Config {
   readonly collectionsFile: string;
   /** A collection snapshot is taken whenever its projection has advanced this far in the log. */
   readonly snapshotInterval: number;
+  /** File storage and signed downloads. */
+  readonly files: FilesConfig;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -78,5 +82,6 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     collectionsFile: v.SVC_COLLECTIONS ? resolve(v.SVC_COLLECTIONS) : configFile('collections.json'),
     snapshotInterval: v.SVC_SNAPSHOT_INTERVAL,
     logLevel: v.SVC_LOG_LEVEL,
+    files: filesConfigOf(v),
   };
 };

@@ -1,5 +1,6 @@
 import * as t from 'io-ts';
 import type { EventCodec } from './decode.ts';
+import { fileCodecs } from '../files/codecs.ts';
 
 const str = t.string;
 const opt = <P extends t.Props>(required: P, optional: t.Props) => t.intersection([t.type(required), t.partial(optional)]);
@@ -75,4 +76,5 @@ export const domainCodecs: Record<string, EventCodec> = {
   IdempotentRequestReleased: v1(t.type({})),
   IdempotentRequestCompleted: v1(t.type({ status: t.number, contentType: str, body: str })),
   WorkUnitTransitioned: v1(t.type({ id: str, state: str, closed: t.boolean })),
+  ...fileCodecs,
 };

@@ -73,6 +73,13 @@ export const checkRange = (ref: BlobRef, range: ByteRange | undefined): void => 
   if (!ok) throw new InvalidRangeError(ref, range);
 };
 
+/**
+ * Buffer size of the adapters' streams. Larger than Node's 16/64 KiB defaults: reading the socket
+ * goes on while the previous megabyte is written, writes are coalesced, and fewer, larger chunks
+ * go through each stage. Bounded, so memory per transfer stays at a few MiB whatever the file size.
+ */
+export const STREAM_CHUNK_BYTES = 1024 * 1024;
+
 /** Passes bytes through unchanged while hashing and counting them; fails past `limit`. */
 export class DigestMeter extends Transform {
   private readonly hash = createHash('sha256');
@@ -80,7 +87,7 @@ export class DigestMeter extends Transform {
   private result: string | undefined;
 
   constructor(private readonly limit = Number.POSITIVE_INFINITY) {
-    super();
+    super({ highWaterMark: STREAM_CHUNK_BYTES });
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {

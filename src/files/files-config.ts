@@ -2,9 +2,8 @@
  * Configuration of file storage and signed downloads, from environment variables. Written to be
  * merged into `ENV_SPEC` / `loadConfig` of `src/config/config.ts` (spread FILES_ENV_SPEC into
  * ENV_SPEC and add `files: filesConfigOf(v)` to the Config); until then `loadFilesConfig` decodes
- * it on its own.
+ * it on its own. (This module does not import config.ts, so config.ts can import it without a cycle.)
  */
-import { ConfigError } from '../config/config.ts';
 import { byteSize, decodeEnv, integer, optional, text } from '../config/env.ts';
 
 export const DEFAULT_DOWNLOAD_VALID_SECONDS = 14_400;
@@ -32,8 +31,16 @@ export const filesConfigOf = (v: { SVC_DOWNLOAD_SECRET: string | undefined; SVC_
   fileLimitBytes: v.SVC_FILE_LIMIT,
 });
 
+/** Same shape and message as config.ts's ConfigError. */
+export class FilesConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+}
+
 export const loadFilesConfig = (env: Record<string, string | undefined> = process.env): FilesConfig => {
   const decoded = decodeEnv(FILES_ENV_SPEC, env);
-  if (!decoded.ok) throw new ConfigError(decoded.errors);
+  if (!decoded.ok) throw new FilesConfigError(decoded.errors);
   return filesConfigOf(decoded.value);
 };

@@ -10,8 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { GridFSBucket, MongoClient, type Db, type GridFSFile, type ObjectId } from 'mongodb';
+import { finished, pipeline } from 'node:stream/promises';
+import { GridFSBucket, MongoClient, type Db, type GridFSBucketWriteStream, type GridFSFile, type ObjectId } from 'mongodb';
 import {
   BlobNotFoundError,
   DigestMeter,
@@ -62,6 +62,13 @@ export class GridFsBlobStore implements BlobStore {
     await this.db.collection(`${this.bucketName}.chunks`).deleteMany({ files_id: id });
   }
 
+  /** An upload that failed: once its stream has closed (no chunk write still under way), its chunks go. */
+  private async discardUpload(upload: GridFSBucketWriteStream): Promise<void> {
+    if (!upload.destroyed) upload.destroy();
+    await finished(upload).catch(() => undefined);
+    await this.discardChunks(upload.id).catch(() => undefined);
+  }
+
   async put(source: BlobSource, options: PutOptions = {}): Promise<PutResult> {
     const upload = this.bucket.openUploadStream(`upload-${randomUUID()}`, { metadata: { uploading: true } });
     const id = upload.id;
@@ -69,7 +76,7 @@ export class GridFsBlobStore implements BlobStore {
     try {
       await pipeline(toReadable(source), meter, upload);
     } catch (e) {
-      await this.discardChunks(id).catch(() => undefined);
+      await this.discardUpload(upload);
       throw e;
     }
     const { digest, size } = meter.ref;

@@ -30,6 +30,10 @@ import { adminRestApiRoutes } from './routes/admin-rest-apis.ts';
 import { pushDataRoutes } from './routes/push-data.ts';
 import { reportingRoutes } from './routes/reporting.ts';
 import type { ReportingDeps } from '../queries/reporting-api.ts';
+import type { BlobStore } from '../files/blob-store.ts';
+import type { DownloadSigner } from '../files/signed-urls.ts';
+import { adminFileRoutes } from './routes/admin-files.ts';
+import { fileApiRoutes } from './routes/file-api.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -43,9 +47,13 @@ export interface AppDeps {
   readonly throttle: FailureThrottle;
   readonly models: Models;
   readonly reporting: ReportingDeps;
+  readonly blobs: BlobStore;
+  readonly signer: DownloadSigner;
 }
 
 const isAdminPath = (path: string) => path === '/api/admin' || path.startsWith('/api/admin/');
+/** Admin routes that stream the raw request body themselves (never through the JSON body parser). */
+const isRawBodyPath = (path: string) => path === '/api/admin/files';
 
 /** The koa application: cross-cutting middleware first, then one router per API family. */
 export const createApp = (deps: AppDeps): Koa<AppState> => {
@@ -76,6 +84,8 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     adminModelRoutes(deps.models),
     pushDataRoutes(commands, deps.models, deps.throttle, deps.config.bodyLimitBytes),
     reportingRoutes(deps.reporting, deps.reads, deps.throttle),
+    adminFileRoutes(commands, { blobs: deps.blobs, fileLimitBytes: deps.config.files.fileLimitBytes }),
+    fileApiRoutes({ commands, reads: deps.reads, throttle: deps.throttle, blobs: deps.blobs, signer: deps.signer, bodyLimitBytes: deps.config.bodyLimitBytes }),
   ] as unknown as Router<AppState>[];
 
   app.use(requestId(deps.logger));
@@ -83,7 +93,7 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
   app.use(jsonOutput());
   app.use(handleErrors());
   app.use(unmatched());
-  app.use((ctx, next) => (isAdminPath(ctx.path) ? admin(ctx, () => adminBody(ctx, next)) : next()));
+  app.use((ctx, next) => (isAdminPath(ctx.path) ? admin(ctx, () => (isRawBodyPath(ctx.path) ? next() : adminBody(ctx, next))) : next()));
   for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
   return app;
 };

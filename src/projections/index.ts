@@ -3,6 +3,7 @@ import { objectsProjector } from './objects-projector.ts';
 import type { Projector } from './projector.ts';
 import { restApisProjector } from './rest-apis-projector.ts';
 import { usersProjector } from './users-projector.ts';
+import { filesProjector } from './files-projector.ts';
 import { workUnitsProjector } from './work-units-projector.ts';
 
 /** Every read model of the service. */
@@ -11,4 +12,5 @@ export const allProjectors = (decode: EventDecoder): Projector[] => [
   usersProjector(decode),
   workUnitsProjector(decode),
   restApisProjector(decode),
+  filesProjector(decode),
 ];

@@ -6,7 +6,7 @@ import { storeFile } from '../../commands/files.ts';
 import { BlobTooLargeError, type BlobStore } from '../../files/blob-store.ts';
 import { filenameProblem, mediaTypeOf } from '../../files/files.ts';
 import { presentFile } from '../../queries/file-api.ts';
-import { HttpError, badRequest } from '../errors.ts';
+import { HttpError } from '../errors.ts';
 import type { AppState } from '../state.ts';
 import { metadataOf } from '../validate.ts';
 
@@ -17,6 +17,9 @@ export interface AdminFileDeps {
 }
 
 const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
+
+/** A refusal before the body is read closes the connection, so the unread body is not read and discarded. */
+const refused = (kind: string, message: string) => new HttpError(400, kind, message, { Connection: 'close' });
 
 /** 413, closing the connection so the rest of an oversize body is not read. */
 const tooLarge = (limit: number) =>
@@ -49,9 +52,9 @@ export const adminFileRoutes = (deps: CommandDeps, files: AdminFileDeps) => {
   router.post('/files', async (ctx) => {
     const filename = single(ctx.query.filename);
     const problem = filenameProblem(filename);
-    if (problem) throw badRequest(problem, 'svc:file:bad-filename');
+    if (problem) throw refused('svc:file:bad-filename', problem);
     const mimeType = mediaTypeOf(ctx.get('Content-Type') || undefined);
-    if (!mimeType) throw badRequest('Content-Type must be a media type such as image/png', 'svc:file:bad-content-type');
+    if (!mimeType) throw refused('svc:file:bad-content-type', 'Content-Type must be a media type such as image/png');
     const declared = ctx.request.length;
     if (declared !== undefined && declared > files.fileLimitBytes) throw tooLarge(files.fileLimitBytes);
 

@@ -1,0 +1,84 @@
+import { Readable } from 'node:stream';
+import type { BlobSource, BlobStore } from '../files/blob-store.ts';
+import {
+  DEFAULT_MIME_TYPE,
+  decideChangeTags,
+  decideStoreFile,
+  evolveFile,
+  filenameProblem,
+  fileId,
+  fileStream,
+  type FileEvent,
+  type FileProperties,
+  type StoredFile,
+  type TagChanges,
+} from '../files/files.ts';
+import { extractProperties, type ExtractedProperties } from '../files/properties.ts';
+import { FILES, type FileDoc } from '../projections/files-projector.ts';
+import { CommandError } from './command-error.ts';
+import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
+import { loadAggregate, runCommand } from './run-command.ts';
+
+export interface StoreFileInput {
+  readonly source: BlobSource;
+  readonly filename: string;
+  readonly mimeType?: string;
+  /** Largest accepted size in bytes. */
+  readonly limit?: number;
+}
+
+export interface StoreFileResult {
+  readonly file: StoredFile;
+  /** False when the same bytes were already stored: the first upload's metadata is answered. */
+  readonly created: boolean;
+}
+
+/** The file as the read models show it once the command's effects are visible (else as decided). */
+const visibleFile = async (deps: CommandDeps, file: StoredFile): Promise<StoredFile> => {
+  const doc = await deps.reads.get<FileDoc>(FILES, fileId(file.digest, file.fileSize));
+  if (!doc) return file;
+  const { id: _, ...visible } = doc;
+  return visible;
+};
+
+const storeThumbnail = async (blobs: BlobStore, extracted: ExtractedProperties): Promise<FileProperties> => {
+  const { thumbnail, ...rest } = extracted;
+  if (!thumbnail) return rest;
+  const stored = await blobs.put(Readable.from([thumbnail.bytes]));
+  return { ...rest, thumbnail: { width: thumbnail.width, height: thumbnail.height, mimeType: thumbnail.mimeType, digest: stored.digest, fileSize: stored.size } };
+};
+
+/**
+ * Streams the bytes into the blob store, takes the properties from them, and records FileStored
+ * unless a file with that digest and size is already stored; answers once the file is readable.
+ */
+export const storeFile = async (deps: CommandDeps, blobs: BlobStore, metadata: EventMetadata, input: StoreFileInput): Promise<StoreFileResult> => {
+  const problem = filenameProblem(input.filename);
+  if (problem) throw new CommandError('invalid', 'svc:file:bad-filename', problem);
+  const mimeType = input.mimeType ?? DEFAULT_MIME_TYPE;
+  const blob = await blobs.put(input.source, input.limit === undefined ? {} : { limit: input.limit });
+  const stream = fileStream(blob.digest, blob.size);
+
+  const existing = await loadAggregate<StoredFile, FileEvent>(deps.events, deps.decode, stream, evolveFile);
+  if (existing.state) return { file: await visibleFile(deps, existing.state), created: false };
+
+  const extracted = await extractProperties(() => blobs.get(blob), mimeType, blob.size, {
+    onUnreadable: (reason) => deps.logger.info({ digest: blob.digest, mimeType, reason }, 'file stored without properties: content unreadable as its type'),
+  });
+  const properties = await storeThumbnail(blobs, extracted);
+  const command = { digest: blob.digest, fileSize: blob.size, mimeType, filename: input.filename, properties };
+  const result = await runCommand<StoredFile, FileEvent>(deps, stream, evolveFile, (state) => decideStoreFile(state, command), metadata);
+  await waitUntilVisible(deps, result.position);
+  return { file: await visibleFile(deps, result.state!), created: result.appended > 0 };
+};
+
+/** Applies tag changes (a null value deletes the tag) atomically; answers the resulting tags. */
+export const changeFileTags = async (
+  deps: CommandDeps,
+  metadata: EventMetadata,
+  command: { readonly digest: string; readonly fileSize: number; readonly changes: TagChanges },
+): Promise<StoredFile> => {
+  const result = await runCommand<StoredFile, FileEvent>(deps, fileStream(command.digest, command.fileSize), evolveFile, (state) => decideChangeTags(state, command), metadata);
+  await waitUntilVisible(deps, result.position);
+  return visibleFile(deps, result.state!);
+};
