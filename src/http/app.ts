@@ -30,6 +30,7 @@ import { adminRestApiRoutes } from './routes/admin-rest-apis.ts';
 import { pushDataRoutes } from './routes/push-data.ts';
 import { reportingRoutes } from './routes/reporting.ts';
 import type { ReportingDeps } from '../queries/reporting-api.ts';
+import { adminUiRoutes } from './admin-ui/routes.ts';
 import type { BlobStore } from '../files/blob-store.ts';
 import type { DownloadSigner } from '../files/signed-urls.ts';
 import { adminFileRoutes } from './routes/admin-files.ts';
@@ -84,6 +85,7 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     adminModelRoutes(deps.models),
     pushDataRoutes(commands, deps.models, deps.throttle, deps.config.bodyLimitBytes),
     reportingRoutes(deps.reporting, deps.reads, deps.throttle),
+    adminUiRoutes({ ...deps, commands }),
     adminFileRoutes(commands, { blobs: deps.blobs, fileLimitBytes: deps.config.files.fileLimitBytes }),
     fileApiRoutes({ commands, reads: deps.reads, throttle: deps.throttle, blobs: deps.blobs, signer: deps.signer, bodyLimitBytes: deps.config.bodyLimitBytes }),
   ] as unknown as Router<AppState>[];

@@ -1,18 +1,45 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { unauthorised } from '../errors.ts';
+import { adminSessions, readCookie, sameSecret, type SessionStore } from '../admin-ui/sessions.ts';
+import { HttpError, unauthorised } from '../errors.ts';
 import type { AppState } from '../state.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** `Authorization: Bearer <admin token>`, compared in constant time. */
-export const adminAuth = (token: string): Middleware<AppState> => {
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+export interface AdminAuthOptions {
+  /** Sessions of the admin interface; by default those of this admin token. */
+  readonly sessions?: SessionStore;
+  /** Session cookie names to accept (both spellings unless told: plain and `__Host-`). */
+  readonly cookieNames?: readonly string[];
+}
+
+/**
+ * The admin API's authentication: `Authorization: Bearer <admin token>` (compared in constant time),
+ * or else the session cookie of the admin interface. A request authenticated by its cookie must
+ * also send the session's CSRF token as `X-CSRF-Token` unless it is a GET, HEAD or OPTIONS.
+ */
+export const adminAuth = (token: string, options: AdminAuthOptions = {}): Middleware<AppState> => {
   const expected = digest(token);
   const challenge = 'Bearer realm="svc-admin"';
+  const sessions = options.sessions ?? adminSessions(token);
+  const names = options.cookieNames ?? ['svc_admin_session', '__Host-svc_admin_session'];
   return async (ctx, next) => {
     const header = ctx.get('Authorization');
+    if (!header) {
+      const cookies = ctx.get('Cookie');
+      const session = names.map((n) => sessions.get(readCookie(cookies, n))).find((s) => s !== undefined);
+      if (session) {
+        if (!SAFE_METHODS.has(ctx.method) && !sameSecret(ctx.get('X-CSRF-Token'), session.csrf)) {
+          throw new HttpError(403, 'svc:api:admin:csrf', 'Requests authenticated by the admin session cookie must send the session\'s CSRF token in X-CSRF-Token');
+        }
+        ctx.state.actor = 'admin';
+        return next();
+      }
+    }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw unauthorised('Admin API requires Authorization: Bearer <admin token>', challenge, 'svc:api:admin:unauthorised');
+    if (!match) throw unauthorised('Admin API requires Authorization: Bearer <admin token> (or a signed-in admin session)', challenge, 'svc:api:admin:unauthorised');
     if (!timingSafeEqual(digest(match[1]!), expected)) {
       throw unauthorised('Admin token is not valid', `${challenge}, error="invalid_token"`, 'svc:api:admin:unauthorised');
     }
