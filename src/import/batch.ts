@@ -22,7 +22,7 @@ export interface BatchResult {
 }
 
 /** The engine's access to the stores; implemented by the push-data command. */
-export interface BatchPorts extends Omit<TransformationHost, 'schema' | 'model' | 'converter' | 'titleHint'>, Omit<CommitHost, 'schema' | 'model'> {
+export interface BatchPorts extends Omit<TransformationHost, 'schema' | 'model' | 'converter' | 'titleHint' | 'constants'>, Omit<CommitHost, 'schema' | 'model'> {
   readonly schema: Schema;
   readonly lookups: ImportLookups;
   /** Appends a record's writes atomically (where the engine can); a stale revision throws WrongExpectedRevisionError. */
@@ -55,6 +55,8 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
   let failures = 0;
   let position: number | undefined;
   let hinted = false;
+  /** The hint was given by the current attempt of a record (an attempt that is retried gives it again). */
+  let hintedInAttempt = false;
   let current: (message: string) => void = (m) => log.add(m);
   const converters = new Map<Instruction, Map<string, ValueConverter | undefined>>();
   const filters = new Map(Object.entries(FILTERS).map(([name, f]) => [name, f.make(ports.lookups)]));
@@ -68,6 +70,7 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
   };
   const host: TransformationHost = {
     schema: ports.schema,
+    constants: new Map(),
     model,
     loadObject: (ref) => ports.loadObject(ref),
     findDependent: (d, p) => ports.findDependent(d, p),
@@ -83,9 +86,10 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
       return byName.get(name.name);
     },
     titleHint() {
-      if (hinted) return;
-      hinted = true;
-      log.add('To set defaults for dc:attribute:title, see example of if-has-value instruction at https://docs.haplo.org/import/control/instruction/if-has-value');
+      // Reported once per batch, with the record's other errors (Haplo: right after the first missing title).
+      if (hinted || hintedInAttempt) return;
+      hintedInAttempt = true;
+      current('To set defaults for dc:attribute:title, see example of if-has-value instruction at https://docs.haplo.org/import/control/instruction/if-has-value');
     },
   };
   const commitHost: CommitHost = { schema: ports.schema, model, labels: ports.labels, loadUser: (u) => ports.loadUser(u), groupExists: (g) => ports.groupExists(g) };
@@ -102,10 +106,11 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
       let outcome: { complete: boolean; changed: SaveAction[] } = { complete: false, changed: [] };
       for (let attempt = 1; attempt <= RECORD_ATTEMPTS; attempt++) {
         attemptErrors = [];
+        hintedInAttempt = false;
         current = (m) => attemptErrors.push(`${m} (${id})`);
         const t = new Transformation(host, current);
         await t.run(control.instructions, record);
-        t.finish();
+        await t.finish();
         if (!t.complete) {
           outcome = { complete: false, changed: [] };
           break;
@@ -126,6 +131,7 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
         }
       }
       current = (m) => log.add(m);
+      if (hintedInAttempt) hinted = true;
       for (const m of attemptErrors) log.add(m);
       actions.push({ changed: outcome.changed, record: id });
       if (outcome.complete) applied += 1;

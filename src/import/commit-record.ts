@@ -5,7 +5,7 @@ import { TITLE, TYPE, type Schema } from '../schema/schema.ts';
 import type { ExpectedRevision } from '../events/event-store.ts';
 import type { DomainEvent } from '../commands/run-command.ts';
 import { userStream } from '../users/events.ts';
-import { decideChangeUser, decideCreateUser, type User } from '../users/users.ts';
+import { USERNAME, decideChangeUser, decideCreateUser, type User } from '../users/users.ts';
 import type { ModelDef } from './model.ts';
 import type { DictionaryTarget, ObjectTarget, Target } from './targets.ts';
 
@@ -82,6 +82,7 @@ const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : und
 /** User sync: the `user` dictionary creates or updates a user whose profile is the record's `profile` object. */
 const commitUser = async (host: CommitHost, user: DictionaryTarget, profile: ObjectTarget | undefined, tags: DictionaryTarget | undefined): Promise<PlannedAppend[]> => {
   const username = String(user.values.username).toLowerCase();
+  if (!USERNAME.test(username)) throw new CommitError(`Invalid username: ${username} (1-64 characters of a-z, 0-9, . _ @ -, starting with a letter or digit)`);
   const groups = ((user.values.groups as unknown[] | undefined) ?? []).map(String);
   for (const g of groups) if (!(await host.groupExists(g))) throw new CommitError(`Unknown group ${g} for user ${username}`);
   const tagValues = tags ? Object.fromEntries(Object.entries(tags.values).flatMap(([k, v]) => (v === undefined || v === null ? [] : [[k, String(v)]]))) : undefined;
@@ -93,13 +94,18 @@ const commitUser = async (host: CommitHost, user: DictionaryTarget, profile: Obj
   return events.length ? [{ stream: userStream(username), events, expectedRevision: expected(revision) }] : [];
 };
 
-/** A user-sync profile carries the user's name; new ones are titled with it. */
+/**
+ * A user-sync profile carries the user's name, and is titled with it: new profiles, and existing ones
+ * whose title the record did not set itself (so a changed name changes the title too).
+ */
 const nameProfile = (host: CommitHost, user: DictionaryTarget, profile: ObjectTarget) => {
   const first = text(user.values.nameFirst);
   const last = text(user.values.nameLast);
   const title = text(user.values.title);
   if (!first && !last) return;
-  if (!profile.attributes[TITLE]?.length) profile.attributes[TITLE] = [{ type: 'text', value: [first, last].filter(Boolean).join(' ') }];
+  const current = profile.attributes[TITLE];
+  const titleSetByRecord = profile.loaded ? JSON.stringify(current ?? []) !== JSON.stringify(profile.loaded.attributes[TITLE] ?? []) : (current?.length ?? 0) > 0;
+  if (!titleSetByRecord) profile.attributes[TITLE] = [{ type: 'text', value: [first, last].filter(Boolean).join(' ') }];
   if (host.schema.attributes.has('svc:attribute:name')) {
     profile.attributes['svc:attribute:name'] = [
       { type: 'person-name', value: { ...(title ? { title } : {}), ...(first ? { first } : {}), ...(last ? { last } : {}), culture: 'western' } },

@@ -19,6 +19,8 @@ export interface TransformationHost {
   profileOfUser(username: string): Promise<string | undefined>;
   /** Called once per batch, the first time an object lacks a title. */
   titleHint(): void;
+  /** Converted `set-value` constants of the batch: each is converted once per batch, not once per record. */
+  readonly constants: Map<Instruction, Promise<unknown>>;
 }
 
 type Context = Readonly<Record<string, unknown>>;
@@ -65,7 +67,6 @@ export class Transformation {
   readonly queued: Target[] = [];
   complete = true;
   aborted = false;
-  private readonly constants = new Map<Instruction, Promise<unknown>>();
 
   constructor(
     private readonly host: TransformationHost,
@@ -148,8 +149,15 @@ export class Transformation {
       case 'new': {
         const def = this.destination(ins.destination!);
         if (!def) return this.errors(`Unknown destination in new: ${ins.destination}`);
+        // An additional dependent object (several books for one author) is linked to its parent like the first.
+        let parentLink: ObjectTarget['parentLink'];
+        if (def.kind === 'object' && def.depends && def.objectDependsWithAttribute) {
+          const parent = await this.getTarget(def.depends, 1, def.name);
+          if (!parent) return;
+          if (parent.kind === 'object') parentLink = { attribute: def.objectDependsWithAttribute, ref: parent.ref };
+        }
         this.queueCurrent(def.name);
-        this.targets.set(def.name, def.kind === 'object' ? newObjectTarget(def.name, newRef()) : dictionaryTarget(def.name));
+        this.targets.set(def.name, def.kind === 'object' ? newObjectTarget(def.name, newRef(), parentLink ? { parentLink } : {}) : dictionaryTarget(def.name));
         return;
       }
       case 'load':
@@ -176,9 +184,9 @@ export class Transformation {
     if (!convert) return;
     let value: unknown;
     if (constant) {
-      // set-value converts its constant once and reuses the result.
-      let cached = this.constants.get(ins);
-      if (!cached) this.constants.set(ins, (cached = convert(input)));
+      // set-value converts its constant once per batch and reuses the result.
+      let cached = this.host.constants.get(ins);
+      if (!cached) this.host.constants.set(ins, (cached = convert(input)));
       value = await cached;
     } else {
       value = await convert(input);
@@ -296,8 +304,15 @@ export class Transformation {
   }
 
   /** End-of-record checks (§3.5); marks the record incomplete on any failure. */
-  finish(): void {
+  async finish(): Promise<void> {
     if (this.aborted) return;
+    // Implicit destinations (user sync) are always ready: a user always gets its profile, even when
+    // the control file sets nothing in it.
+    for (const def of this.host.model.destinations) {
+      if (!def.implicit || this.targets.has(def.name)) continue;
+      await this.getTarget(def.name);
+      if (this.aborted) return;
+    }
     const check = (def: DestinationDef, target: Target | undefined) => {
       if (!target) {
         this.errors(`No data set in required destination ${def.name}`);

@@ -213,8 +213,27 @@ const checkAgainstModel = (list: readonly Obj[], model: ModelDef, mappings: read
 
 // --------------------------------------------------------------------------
 
+/**
+ * JSON nesting deeper than this is refused before any other check: the checks (and storing the
+ * control file as an event) recurse, so an absurdly deep file would otherwise exhaust the stack.
+ */
+export const MAX_CONTROL_NESTING = 100;
+
+/** Whether a JSON value nests deeper than `limit` levels (iterative, so any depth is safe to test). */
+const nestsDeeperThan = (value: unknown, limit: number): boolean => {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+};
+
 export const validateControlFile = (control: unknown, ctx: ControlValidationContext): string[] => {
   if (!isObject(control)) return ['Not a control file'];
+  if (nestsDeeperThan(control, MAX_CONTROL_NESTING)) return [`Control file is nested too deeply (more than ${MAX_CONTROL_NESTING} levels)`];
   const c = control;
   const errors: string[] = [];
 
