@@ -19,7 +19,7 @@ const dependentStream = (parentRef: string, destination: string) =>
 
 export const importLookups = (deps: CommandDeps): ImportLookups => ({
   profileRefByUsername: async (username) => (await deps.reads.get<UserDoc>(USERS, username.toLowerCase()))?.profileRef,
-  profileRefByEmail: async (email) => (await deps.reads.find<UserDoc>(USERS, { where: { email }, limit: 1 }))[0]?.profileRef,
+  profileRefByEmail: async (email) => (await deps.reads.find<UserDoc>(USERS, { where: { emailKey: email.toLowerCase() }, limit: 1 }))[0]?.profileRef,
   refByBehaviour: async (code) => (await deps.reads.find<ObjectDoc>(OBJECTS, { where: { behaviour: code }, sort: [['creationDate', 'asc']], limit: 1 }))[0]?.ref,
   titlesOfTypes: async (types, limit) => {
     const codes = [...new Set(types.flatMap((t) => deps.schema.typeAndSubtypes(t).map((d) => d.code)))];

@@ -4,7 +4,8 @@ import { API_KEY_EVENT_TYPES, GROUP_EVENT_TYPES, USER_EVENT_TYPES, type ApiKeyEv
 import { evolveApiKey, evolveGroup, evolveUser, type ApiKey, type Group, type User } from '../users/users.ts';
 import type { DocAccess, Projector } from './projector.ts';
 
-export type UserDoc = User & { readonly id: string };
+/** `emailKey`: the email in lower case, for case-insensitive look-ups. */
+export type UserDoc = User & { readonly id: string; readonly emailKey: string | null };
 export type GroupDoc = Group & { readonly id: string };
 export type ApiKeyDoc = ApiKey;
 
@@ -16,7 +17,7 @@ export const API_KEYS = 'api_keys';
 export const usersProjector = (decode: EventDecoder): Projector => ({
   name: 'users',
   collections: [
-    { name: USERS, indexes: ['profileRef', 'email'] },
+    { name: USERS, indexes: ['profileRef', 'emailKey'] },
     { name: GROUPS, indexes: [] },
     { name: API_KEYS, indexes: ['lookup', 'username'] },
   ],
@@ -27,7 +28,7 @@ export const usersProjector = (decode: EventDecoder): Projector => ({
       case 'UserCreated':
       case 'UserChanged': {
         const user = evolveUser(await docs.get<UserDoc>(USERS, event.data.username), event);
-        docs.put(USERS, { ...user, id: user.username });
+        docs.put(USERS, { ...user, id: user.username, emailKey: user.email?.toLowerCase() ?? null });
         return;
       }
       case 'GroupCreated':
