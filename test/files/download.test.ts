@@ -30,7 +30,7 @@ test.before(async (ctx) => {
   ctx.other = await stored(ctx.svc, random(SIZE, 6), 'other.bin', 'application/octet-stream');
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 /** A fresh signed URL (as the API gives it, under SVC_BASE_URL) and the same URL on the test server. */

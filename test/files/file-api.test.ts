@@ -43,7 +43,7 @@ test.before(async (ctx) => {
   ctx.photo = await stored(ctx.svc, ctx.photoBytes, 'holiday photo.png', 'image/png');
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 const metadata = (client: FileClient, digest: string, query = '') => client.get(`/api/v0-file/metadata/${digest}${query}`);

@@ -17,7 +17,7 @@ test.before(async (ctx) => {
   ctx.svc = await startFilesService({ env: { SVC_FILE_LIMIT: '64kb' } });
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 const LIMIT = 64 * 1024;

@@ -29,7 +29,7 @@ if (!(await wired())) {
     ctx.svc = await startTestService({ SVC_BASE_URL: BASE });
   });
   test.after(async (ctx) => {
-    await ctx.svc.stop();
+    await ctx.svc?.stop();
   });
 
   test('upload, metadata, tags and download through startService', async ({ svc }) => {

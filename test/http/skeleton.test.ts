@@ -14,7 +14,7 @@ test.before(async (ctx) => {
   ctx.svc = await startTestService({ SVC_BODY_LIMIT: '1kb' });
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 const errorOf = async (res: Response) => {

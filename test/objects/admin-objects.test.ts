@@ -21,7 +21,7 @@ test.before(async (ctx) => {
   ctx.person = (await createUser(ctx.svc, { first: 'Ada', last: 'Lovelace' })).ref;
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 const TITLE = 'dc:attribute:title';

@@ -43,7 +43,7 @@ test.after.each((ctx) => {
   ctx.clock.advance(61_000);
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 const get = (svc: TestService, path: string, authorization?: string) =>

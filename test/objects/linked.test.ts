@@ -46,7 +46,7 @@ test.before(async (ctx) => {
   await createObject(svc, 'phd:type:project', { [TITLE]: 'Unrelated' });
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 const linked = (reader: Reader, ref: string, query = '') => reader.get(`/api/v0-object/linked/${ref}${query ? `?${query}` : ''}`);

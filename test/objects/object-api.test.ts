@@ -47,7 +47,7 @@ test.before(async (ctx) => {
   ctx.user = await createUser(ctx.svc, { first: 'Marie', last: 'Curie', email: 'marie@example.org' });
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 const workflow = async (svc: TestService, ref: string, body: Record<string, unknown>) => {

@@ -33,7 +33,7 @@ test.before.each((ctx) => {
   ctx.clock.advance(10 * 60_000);
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 const get = (ctx: Ctx, authorization?: string) => call(ctx.svc, ctx.path, { admin: false, ...(authorization ? { headers: { Authorization: authorization } } : {}) });

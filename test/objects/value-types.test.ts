@@ -22,7 +22,7 @@ test.before(async (ctx) => {
   ctx.person = (await createUser(ctx.svc, { first: 'Grace', last: 'Hopper' })).ref;
 });
 test.after(async (ctx) => {
-  await ctx.svc.stop();
+  await ctx.svc?.stop();
 });
 
 const TITLE = 'dc:attribute:title';

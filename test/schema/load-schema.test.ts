@@ -149,7 +149,7 @@ test('structural problems: every one, path-qualified, in one SchemaError', () =>
   has(problems, 'types[4].name: must be a non-empty string (got "")');
   has(problems, 'types[4].attributes: must be an array (got "all")');
   has(problems, 'types[5]: must be an object (got 42)');
-  has(problems, `attributes[3].dataType: must be one of ${VALUE_TYPES.join(', ')} (got "strng")`);
+  has(problems, `attributes[3].dataType: must be one of ${[...VALUE_TYPES, 'attribute-group'].join(', ')} (got "strng")`);
   has(problems, 'attributes[4].name: must be a non-empty string (got 7)');
   has(problems, 'attributes[4].dataType: is required');
   has(problems, `qualifiers[1].code: must be ${codeOf('qualifier')} (got "X:qualifier:Bad")`);
@@ -185,6 +185,54 @@ test('reference problems: unknown parent, attribute and link type; linkTypes on 
     'attributes[3].linkTypes[1]: unknown type "x:type:ghost"',
     'attributes[4].linkTypes: only allowed when dataType is "link" (dataType is "text")',
   ]);
+});
+
+test('attribute groups: the default schema has phd:attribute:funding on PhD projects', () => {
+  const s = loadSchema(DEFAULT);
+  const funding = s.attributes.get('phd:attribute:funding');
+  assert.is(funding?.dataType, 'attribute-group');
+  assert.is(funding?.name, 'Funding');
+  assert.equal(funding?.groupAttributes, ['phd:attribute:funder', 'phd:attribute:funding-amount', 'phd:attribute:funding-start']);
+  assert.equal(s.attributes.get('phd:attribute:funder')?.linkTypes, ['svc:type:organisation']);
+  assert.is(s.attributes.get('phd:attribute:funding-amount')?.dataType, 'number');
+  assert.is(s.attributes.get('phd:attribute:funding-start')?.dataType, 'datetime');
+  assert.ok(s.types.get('phd:type:project')?.attributes.includes('phd:attribute:funding'));
+  assert.equal(s.groupsOfType('phd:type:project').map((g) => g.code), ['phd:attribute:funding']);
+  // Inherited by subtypes, like any attribute.
+  assert.equal(s.groupsOfType('phd:type:project-part-time').map((g) => g.code), ['phd:attribute:funding']);
+  assert.equal(s.groupsOfType('svc:type:person'), []);
+  assert.equal(s.groupsOfType('x:type:unknown'), []);
+  // Plain attributes have no groupAttributes.
+  assert.is(s.attributes.get('dc:attribute:title')?.groupAttributes, undefined);
+});
+
+test('attribute groups: members must be existing, distinct, non-group attributes', () => {
+  const doc = minimal();
+  doc.attributes.push(
+    { code: 'x:attribute:group', name: 'Group', dataType: 'attribute-group', groupAttributes: ['x:attribute:note', 'x:attribute:ghost', 'x:attribute:note'] },
+    { code: 'x:attribute:nested', name: 'Nested', dataType: 'attribute-group', groupAttributes: ['x:attribute:group', 'dc:attribute:title'] },
+    { code: 'x:attribute:no-members', name: 'No members', dataType: 'attribute-group' },
+    { code: 'x:attribute:empty', name: 'Empty', dataType: 'attribute-group', groupAttributes: [] },
+    { code: 'x:attribute:plain', name: 'Plain', dataType: 'text', groupAttributes: ['x:attribute:note'] },
+    { code: 'x:attribute:bad', name: 'Bad', dataType: 'attribute-group', groupAttributes: ['x:type:thing'] },
+  );
+  assert.equal(problemsOf(doc), [
+    'attributes[8].groupAttributes[0]: must be a code of the form namespace:attribute:name (lower-case letters, digits and hyphens) (got "x:type:thing")',
+    'attributes[3].groupAttributes[1]: unknown attribute "x:attribute:ghost"',
+    'attributes[3].groupAttributes[2]: duplicate attribute "x:attribute:note"',
+    'attributes[4].groupAttributes[0]: "x:attribute:group" is an attribute group; groups cannot be nested',
+    'attributes[4].groupAttributes[1]: "dc:attribute:title" cannot be a member of an attribute group',
+    'attributes[5].groupAttributes: is required when dataType is "attribute-group"',
+    'attributes[6].groupAttributes: must not be empty',
+    'attributes[7].groupAttributes: only allowed when dataType is "attribute-group" (dataType is "text")',
+  ]);
+
+  const ok = minimal();
+  ok.attributes.push({ code: 'x:attribute:group', name: 'Group', dataType: 'attribute-group', groupAttributes: ['x:attribute:note'] });
+  ok.types[0]!.attributes = ['dc:attribute:title', 'dc:attribute:type', 'x:attribute:group'];
+  const s = parseSchema(ok, 'test');
+  assert.equal(s.attributes.get('x:attribute:group')?.groupAttributes, ['x:attribute:note']);
+  assert.equal(s.groupsOfType('x:type:sub').map((g) => g.code), ['x:attribute:group']);
 });
 
 test('duplicate codes in every section', () => {
@@ -251,7 +299,7 @@ test('problems of different classes are reported together; long values are not e
   const e = error as SchemaError;
   assert.equal(e.problems, [
     'types[4].code: must be a code of the form namespace:type:name (lower-case letters, digits and hyphens) (got a string of 5000 characters)',
-    `attributes[3].dataType: must be one of ${VALUE_TYPES.join(', ')} (got a string of 5000 characters)`,
+    `attributes[3].dataType: must be one of ${[...VALUE_TYPES, 'attribute-group'].join(', ')} (got a string of 5000 characters)`,
     'labels[1].code: duplicate code "x:label:l" (first defined at labels[0])',
   ]);
   assert.ok(e.message.startsWith('Invalid schema (my-schema.json), 3 problems:\n  types[4].code: '), e.message);
