@@ -4,7 +4,8 @@ import { fileCodecs } from '../files/codecs.ts';
 
 const str = t.string;
 const opt = <P extends t.Props>(required: P, optional: t.Props) => t.intersection([t.type(required), t.partial(optional)]);
-const qualified = t.partial({ qualifier: str });
+/** `extension` marks a member value of an attribute group instance (src/objects/values.ts GroupExtension). */
+const qualified = t.partial({ qualifier: str, extension: t.type({ desc: str, groupId: t.number }) });
 
 const textLike = t.keyof({
   text: null,

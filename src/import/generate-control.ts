@@ -3,7 +3,7 @@
  * as Haplo's `data_import_admin_ui.js`.
  */
 import type { ControlFile, Instruction } from './control-file.ts';
-import { LOAD_BY_REF, PERSON_NAME, POSTAL_ADDRESS, type DestinationDef, type ModelDef } from './model.ts';
+import { attributeGroupDestination, LOAD_BY_REF, PERSON_NAME, POSTAL_ADDRESS, type DestinationDef, type ModelDef, type NameDef } from './model.ts';
 
 export const PERSON_MODEL = 'svc:person';
 export const USER_SYNC_MODEL = 'svc:user-sync';
@@ -37,6 +37,37 @@ const STRUCTURED_PARTS: Readonly<Record<string, { readonly destination: string; 
 const todoSource = (name: string): string => `TODO-${name.split(':').pop()!.toUpperCase()}`.replace(/[^A-Z0-9]+/, '-');
 
 const key = (destination: string, name: string) => `${destination}^${name}`;
+
+/** The instructions that set one Name from `source`: a field (or field-structured, after its parts), last. */
+const fieldInstructions = (source: string, destination: string, name: NameDef): Record<string, unknown>[] => {
+  const out: Record<string, unknown>[] = [];
+  let inst: Record<string, unknown> = { source, destination, name: name.name };
+  const structured = Object.hasOwn(STRUCTURED_PARTS, name.type) ? STRUCTURED_PARTS[name.type] : undefined;
+  switch (name.type) {
+    case 'ref':
+      inst.refMapping = 'TODO-DEFINE-MAPPING';
+      break;
+    case 'object-type':
+      inst.mapInputValue = { 'TODO-N1': 'TODO-type:code' };
+      inst.mapInputValueDefault = 'TODO-default-type:code';
+      break;
+    case 'telephone-number':
+      inst.country = 'GB';
+      break;
+    case 'datetime':
+      inst.dateFormat = 'yyyy-MM-dd';
+      break;
+    case 'url':
+      inst.filters = ['svc:fix-up-url'];
+      break;
+  }
+  if (structured) {
+    for (const part of structured.parts) out.push({ source: `${source}-${part.toUpperCase()}`, destination: structured.destination, name: part });
+    inst = { action: 'field-structured', structured: structured.destination, destination, name: name.name };
+  }
+  out.push(inst);
+  return out;
+};
 
 export const generateControlFile = (
   model: ModelDef,
@@ -81,32 +112,19 @@ export const generateControlFile = (
         madeAvailable.add(destination.name);
       }
       const source = todoSource(name.name);
-      let inst: Record<string, unknown> = { source, destination: destination.name, name: name.name };
-      const structured = Object.hasOwn(STRUCTURED_PARTS, name.type) ? STRUCTURED_PARTS[name.type] : undefined;
-      switch (name.type) {
-        case 'ref':
-          inst.refMapping = 'TODO-DEFINE-MAPPING';
-          break;
-        case 'object-type':
-          inst.mapInputValue = { 'TODO-N1': 'TODO-type:code' };
-          inst.mapInputValueDefault = 'TODO-default-type:code';
-          break;
-        case 'telephone-number':
-          inst.country = 'GB';
-          break;
-        case 'datetime':
-          inst.dateFormat = 'yyyy-MM-dd';
-          break;
-        case 'url':
-          inst.filters = ['svc:fix-up-url'];
-          break;
+      const group = name.type === 'attribute-group' ? model.destinations.find((d) => d.name === attributeGroupDestination(destination.name, name.name)) : undefined;
+      if (group) {
+        // An attribute group: its members into the group's pseudo-destination, then one set-attribute-group.
+        for (const member of group.names) instructions.push(...fieldInstructions(`${source}-${todoSource(member.name).slice('TODO-'.length)}`, group.name, member));
+        if (name.multivalue && multivalue.has(k)) instructions.push({ action: 'remove-values', destination: destination.name, name: name.name });
+        instructions.push({
+          action: 'set-attribute-group', source: group.name, destination: destination.name, name: name.name, ...(name.multivalue && multivalue.has(k) ? { multivalue: true } : {}),
+        });
+        continue;
       }
-      if (structured) {
-        for (const part of structured.parts) {
-          instructions.push({ source: `${source}-${part.toUpperCase()}`, destination: structured.destination, name: part });
-        }
-        inst = { action: 'field-structured', structured: structured.destination, destination: destination.name, name: name.name };
-      }
+      const fields = fieldInstructions(source, destination.name, name);
+      const inst = fields.pop()!;
+      instructions.push(...fields);
       if (name.multivalue && multivalue.has(k)) {
         inst.multivalue = true;
         instructions.push({ action: 'remove-values', destination: destination.name, name: name.name });

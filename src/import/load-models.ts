@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as t from 'io-ts';
 import { isLeft } from 'fp-ts/lib/Either.js';
-import { TITLE, TYPE, type Schema } from '../schema/schema.ts';
-import { LOAD_BY_REF, PERSON_NAME, POSTAL_ADDRESS, type DestinationDef, type ModelDef, type Models, type NameDef } from './model.ts';
+import { ATTRIBUTE_GROUP, TITLE, TYPE, type Schema } from '../schema/schema.ts';
+import { attributeGroupDestination, LOAD_BY_REF, PERSON_NAME, POSTAL_ADDRESS, type DestinationDef, type ModelDef, type Models, type NameDef } from './model.ts';
 
 const DictName = t.intersection([t.type({ description: t.string }), t.partial({ type: t.string, required: t.boolean, multivalue: t.boolean })]);
 const NameOverride = t.partial({ type: t.string, description: t.string, required: t.boolean, multivalue: t.boolean });
@@ -36,22 +36,48 @@ export class ModelsError extends Error {
   }
 }
 
+/** The Name of an attribute: `ref` for links (with the linkable types), else its data type (`attribute-group` for groups). */
+const attributeName = (schema: Schema, code: string, required: boolean): NameDef => {
+  const attr = schema.attributes.get(code)!;
+  return {
+    name: code,
+    type: code === TYPE ? 'object-type' : attr.dataType === 'link' ? 'ref' : attr.dataType,
+    description: attr.name,
+    multivalue: true,
+    required,
+    ...(attr.dataType === 'link' && code !== TYPE ? { refTypes: attr.linkTypes } : {}),
+  };
+};
+
 /** Names of an object destination: one per attribute of its type(s), as §3.4 describes. */
 const objectNames = (schema: Schema, types: readonly string[], without: readonly string[], overrides: Record<string, t.TypeOf<typeof NameOverride>>): NameDef[] => {
   const codes = [...new Set(types.flatMap((code) => schema.types.get(code)?.attributes ?? []))].filter((c) => !without.includes(c));
-  return codes.map((code) => {
-    const attr = schema.attributes.get(code)!;
-    const base: NameDef = {
-      name: code,
-      type: code === TYPE ? 'object-type' : attr.dataType === 'link' ? 'ref' : attr.dataType,
-      description: attr.name,
-      multivalue: true,
-      required: code === TITLE,
-      ...(attr.dataType === 'link' && code !== TYPE ? { refTypes: attr.linkTypes } : {}),
-    };
-    return { ...base, ...overrides[code] };
-  });
+  return codes.map((code) => ({ ...attributeName(schema, code, code === TITLE), ...overrides[code] }));
 };
+
+/**
+ * The attribute-group pseudo-destinations of an object destination (the 2022 docs'
+ * `<destination>:attribute-group:<descriptor>`, the descriptor being the group's API code): one per
+ * attribute group among its Names, whose Names are the group's members (typed as object Names).
+ * `set-attribute-group` turns what they collect into a group instance of the object.
+ */
+const attributeGroupDestinations = (schema: Schema, object: DestinationDef): DestinationDef[] =>
+  object.names
+    .filter((n) => n.type === ATTRIBUTE_GROUP && schema.attributes.get(n.name)?.dataType === ATTRIBUTE_GROUP)
+    .map((n) => {
+      const group = schema.attributes.get(n.name)!;
+      return {
+        name: attributeGroupDestination(object.name, group.code),
+        title: `${group.name} (attribute group of ${object.title})`,
+        kind: 'dictionary',
+        optional: true,
+        pseudo: true,
+        excludeFromGenerator: true,
+        displaySort: 10_000,
+        names: (group.groupAttributes ?? []).map((member) => attributeName(schema, member, false)),
+        attributeGroup: { destination: object.name, group: group.code },
+      };
+    });
 
 const pseudoDestinations = (): DestinationDef[] => {
   const dict = (name: string, title: string, names: NameDef[]): DestinationDef => ({
@@ -109,7 +135,10 @@ export const parseModels = (json: unknown, schema: Schema, source = 'models'): M
       if (d.depends && !destinations.some((p) => p.name === d.depends)) problems.push(`models[${mi}]: ${d.name} depends on unknown destination ${d.depends}`);
     }
     const hasObjects = destinations.some((d) => d.kind === 'object');
-    models.set(m.name, { name: m.name, title: m.title, description: m.description, destinations: [...destinations, ...(hasObjects ? pseudoDestinations() : [])] });
+    const groups = destinations.filter((d) => d.kind === 'object').flatMap((d) => attributeGroupDestinations(schema, d));
+    models.set(m.name, {
+      name: m.name, title: m.title, description: m.description, destinations: [...destinations, ...(hasObjects ? pseudoDestinations() : []), ...groups],
+    });
   }
   for (const code of decoded.right.autoModels) {
     const type = schema.types.get(code);
@@ -121,7 +150,10 @@ export const parseModels = (json: unknown, schema: Schema, source = 'models'): M
       name: 'object', title: type.name, kind: 'object', optional: false, pseudo: false, excludeFromGenerator: false, displaySort: 0,
       names: objectNames(schema, [code], [], {}), objectType: code,
     };
-    models.set(`TYPE:${code}`, { name: `TYPE:${code}`, title: type.name, description: `Objects of type ${type.name}`, destinations: [object, ...pseudoDestinations()] });
+    models.set(`TYPE:${code}`, {
+      name: `TYPE:${code}`, title: type.name, description: `Objects of type ${type.name}`,
+      destinations: [object, ...pseudoDestinations(), ...attributeGroupDestinations(schema, object)],
+    });
   }
   if (problems.length) throw new ModelsError(problems);
   return { get: (name) => models.get(name), list: () => [...models.values()] };

@@ -38,6 +38,8 @@ export interface DestinationDef {
   readonly commit?: DictionaryCommit;
   /** Implicitly ready (user sync): the destination gets a target without `new` or `load`. */
   readonly implicit?: boolean;
+  /** Attribute-group pseudo-destinations: the object destination and the group attribute they collect values for. */
+  readonly attributeGroup?: { readonly destination: string; readonly group: string };
 }
 
 export interface ModelDef {
@@ -56,3 +58,6 @@ export const LOAD_BY_REF = 'load:by-ref';
 export const PERSON_NAME = 'value:person-name';
 export const POSTAL_ADDRESS = 'value:postal-address';
 export const MAX_DEPENDENCY_DEPTH = 16;
+
+/** Name of the pseudo-destination collecting the values of one instance of `group` for object destination `destination`. */
+export const attributeGroupDestination = (destination: string, group: string): string => `${destination}:attribute-group:${group}`;

@@ -1,6 +1,6 @@
 import { newRef } from '../objects/ref.ts';
 import type { StoreObject } from '../objects/object.ts';
-import type { AttributeValue } from '../objects/values.ts';
+import { nextGroupId, type AttributeValue } from '../objects/values.ts';
 import { TITLE, type Schema } from '../schema/schema.ts';
 import { RefValue, type Instruction } from './control-file.ts';
 import type { ValueConverter } from './convert.ts';
@@ -34,6 +34,8 @@ const toAttributeValue = (schema: Schema, attribute: string, value: unknown, qua
   const q = qualifier ? { qualifier } : {};
   const typed = typeof value === 'object' && value !== null && !(value instanceof RefValue) ? (value as Record<string, unknown>) : undefined;
   switch (def.dataType) {
+    case 'attribute-group':
+      return undefined; // a group holds no values itself: see set-attribute-group
     case 'link':
       return value instanceof RefValue ? { type: 'link', ref: value.ref, ...q } : undefined;
     case 'json':
@@ -53,6 +55,15 @@ const toAttributeValue = (schema: Schema, attribute: string, value: unknown, qua
       return typed?.type === def.dataType ? ({ ...typed, ...q } as AttributeValue) : undefined;
     default:
       return typeof value === 'string' ? { type: def.dataType, value, ...q } : undefined;
+  }
+};
+
+/** `remove-values` of an attribute group: removes every instance of the group (the member values marked with it). */
+const removeGroupInstances = (attributes: Record<string, AttributeValue[]>, group: string): void => {
+  for (const [code, values] of Object.entries(attributes)) {
+    const kept = values.filter((v) => v.extension?.desc !== group);
+    if (kept.length === 0) delete attributes[code];
+    else attributes[code] = kept;
   }
 };
 
@@ -114,11 +125,14 @@ export class Transformation {
         if (!structured || structured.kind !== 'dictionary') return;
         return this.assign(ins, ins.destination!, ins.name!, { ...structured.values });
       }
+      case 'set-attribute-group':
+        return this.setAttributeGroup(ins);
       case 'remove-values': {
         const target = await this.getTarget(ins.destination!);
         if (!target) return;
-        if (target.kind === 'object') delete target.attributes[ins.name!];
-        else delete target.values[ins.name!];
+        if (target.kind === 'dictionary') delete target.values[ins.name!];
+        else if (this.isGroup(ins.name!)) removeGroupInstances(target.attributes, ins.name!);
+        else delete target.attributes[ins.name!];
         return;
       }
       case 'if-exists':
@@ -128,7 +142,12 @@ export class Transformation {
       case 'if-has-value': {
         const target = await this.getTarget(ins.destination!);
         if (!target) return;
-        const has = target.kind === 'object' ? (target.attributes[ins.name!]?.length ?? 0) > 0 : ins.name! in target.values;
+        const has =
+          target.kind === 'dictionary'
+            ? ins.name! in target.values
+            : this.isGroup(ins.name!)
+              ? Object.values(target.attributes).some((values) => values.some((v) => v.extension?.desc === ins.name))
+              : (target.attributes[ins.name!]?.length ?? 0) > 0;
         return this.run(has ? ins.then : ins.else, context);
       }
       case 'within': {
@@ -204,6 +223,49 @@ export class Transformation {
     if (!stored) return;
     const current = target.attributes[name] ?? [];
     target.attributes[name] = ins.multivalue ? [...current, stored] : [...current.filter((v) => v.qualifier !== ins.qualifier), stored];
+  }
+
+  /**
+   * `set-attribute-group`: the values collected in the attribute-group pseudo-destination `source`
+   * (converted by its Names when set) become one new instance of the group `name` in the object
+   * target of `destination`: each is appended to its member attribute with `extension: {desc: name,
+   * groupId}`, groupId being the object's next free one. The pseudo-destination is always cleared;
+   * when it holds no usable value, nothing is appended.
+   */
+  private async setAttributeGroup(ins: Instruction): Promise<void> {
+    const source = this.destination(ins.source!);
+    const collected = this.targets.get(ins.source!);
+    this.targets.delete(ins.source!);
+    if (!source?.pseudo || !source.attributeGroup) {
+      this.errors(`Unknown attribute group source in set-attribute-group: ${ins.source}`);
+      return;
+    }
+    const def = this.nameDef(ins.destination!, ins.name!);
+    if (!def || def.type !== 'attribute-group') {
+      return this.errors(`Unknown name in set-attribute-group ${ins.name} for destination ${ins.destination}`);
+    }
+    if (source.attributeGroup.destination !== ins.destination || source.attributeGroup.group !== ins.name) {
+      this.errors(`Unknown attribute group source in set-attribute-group: ${ins.source}`);
+      return;
+    }
+    if (!collected || collected.kind !== 'dictionary') return;
+    const values: [string, AttributeValue][] = [];
+    for (const member of source.names) {
+      const raw = collected.values[member.name];
+      for (const v of Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]) {
+        const stored = toAttributeValue(this.host.schema, member.name, v, undefined);
+        if (stored) values.push([member.name, stored]);
+      }
+    }
+    if (values.length === 0) return;
+    const target = await this.getTarget(ins.destination!);
+    if (!target || target.kind !== 'object') return;
+    const extension = { desc: ins.name!, groupId: nextGroupId(target.attributes) };
+    for (const [member, value] of values) target.attributes[member] = [...(target.attributes[member] ?? []), { ...value, extension }];
+  }
+
+  private isGroup(attribute: string): boolean {
+    return this.host.schema.attributes.get(attribute)?.dataType === 'attribute-group';
   }
 
   private queueCurrent(destination: string): void {

@@ -40,6 +40,7 @@ const show = (v: unknown): string => {
 const EXPECTED: Readonly<Record<string, readonly string[]>> = {
   field: ['source', 'destination', 'name'],
   'field-structured': ['structured', 'destination', 'name'],
+  'set-attribute-group': ['source', 'destination', 'name'],
   'set-value': ['destination', 'name', 'value'],
   'remove-values': ['destination', 'name'],
   'if-exists': ['source'],
@@ -64,7 +65,7 @@ const NESTED: Readonly<Record<string, readonly string[]>> = {
   load: ['otherwise'],
 };
 
-const ASSIGNMENTS: readonly string[] = ['field', 'field-structured', 'set-value'];
+const ASSIGNMENTS: readonly string[] = ['field', 'field-structured', 'set-value', 'set-attribute-group'];
 /** Actions whose value conversion takes filters and mapInputValue (Haplo's validator checks filters on `field` only). */
 const CONVERTING: readonly string[] = ['field', 'set-value'];
 
@@ -89,7 +90,9 @@ const checkInstructions = (list: readonly unknown[], singleAssign: string[] | un
     if (singleAssign) {
       const destination = inst.destination;
       const permitted = typeof destination === 'string' && singleAssign.includes(destination);
-      const isLoadDestination = typeof destination === 'string' && destination.includes('load');
+      // Haplo exempts load destinations (cleared by each load); attribute-group pseudo-destinations are
+      // likewise cleared by each set-attribute-group, which itself counts as an assignment.
+      const isLoadDestination = typeof destination === 'string' && (destination.includes('load') || destination.includes(':attribute-group:'));
       if (ASSIGNMENTS.includes(action) && !isLoadDestination && !inst.multivalue && !permitted) {
         return OVERWRITE_IN_FOR_EACH;
       } else if ((action === 'new' || action === 'load') && !permitted && typeof destination === 'string') {
@@ -161,6 +164,11 @@ const checkAgainstModel = (list: readonly Obj[], model: ModelDef, mappings: read
       out.push(`Couldn't create value transformer for ${action} ${dest.name}/${name.name}`);
       return false;
     }
+    // An attribute group holds no values of its own: only set-attribute-group sets it.
+    if (name.type === 'attribute-group' && action !== 'if-has-value') {
+      out.push(`Couldn't create value transformer for ${action} ${dest.name}/${name.name}`);
+      return false;
+    }
     if (has(inst, 'qualifier') && !(typeof inst.qualifier === 'string' && ctx.qualifiers.includes(inst.qualifier))) {
       out.push(`Invalid qualifier '${show(inst.qualifier)}' in ${action} ${dest.name}/${name.name}`);
     }
@@ -181,6 +189,17 @@ const checkAgainstModel = (list: readonly Obj[], model: ModelDef, mappings: read
       case 'set-value':
         valueInstruction(inst, action, `set value ${show(inst.destination)}/${show(inst.name)}`);
         break;
+      case 'set-attribute-group': {
+        const dest = destination(inst.destination);
+        const name = dest?.names.find((n) => n.name === inst.name);
+        const source = destination(inst.source);
+        if (!dest) out.push(`Unknown destination in set-attribute-group: ${show(inst.destination)}`);
+        else if (!name || name.type !== 'attribute-group') out.push(`Unknown name in set-attribute-group ${show(inst.name)} for destination ${dest.name}`);
+        else if (!source?.attributeGroup || source.attributeGroup.destination !== dest.name || source.attributeGroup.group !== name.name) {
+          out.push(`Unknown attribute group source in set-attribute-group: ${show(inst.source)}`);
+        }
+        break;
+      }
       case 'if-has-value':
         valueInstruction(inst, action, `name ${show(inst.name)}`);
         break;

@@ -86,15 +86,24 @@ export const typeOfAttributes = (attributes: Attributes, schema: Schema): string
 const checkAttributes = (schema: Schema, objectType: string, attributes: Attributes): void => {
   const type = schema.types.get(objectType);
   if (!type) throw new CommandError('invalid', 'svc:object:unknown-type', `Unknown type ${objectType}`);
+  // Members of the type's attribute groups may hold values too (those of group instances, and others).
+  const groups = schema.groupsOfType(objectType);
   for (const [code, values] of Object.entries(attributes)) {
     const def = schema.attributes.get(code);
     if (!def) throw new CommandError('invalid', 'svc:object:unknown-attribute', `attributes.${code}: unknown attribute`);
-    if (code !== TYPE && !type.attributes.includes(code)) {
+    if (code !== TYPE && !type.attributes.includes(code) && !groups.some((g) => g.groupAttributes?.includes(code))) {
       throw new CommandError('invalid', 'svc:object:attribute-not-in-type', `attributes.${code}: not an attribute of type ${objectType}`);
     }
     values.forEach((v, i) => {
       if (v.type !== def.dataType) {
         throw new CommandError('invalid', 'svc:object:bad-value', `attributes.${code}[${i}]: ${def.code} holds ${def.dataType} values, not ${v.type}`);
+      }
+      if (v.extension && !groups.some((g) => g.code === v.extension!.desc && g.groupAttributes?.includes(code))) {
+        throw new CommandError(
+          'invalid',
+          'svc:object:bad-value',
+          `attributes.${code}[${i}]: ${v.extension.desc} is not an attribute group of type ${objectType} with member ${code}`,
+        );
       }
     });
   }

@@ -58,9 +58,21 @@ export interface TelephoneNumber {
   readonly extension?: string;
 }
 
+/**
+ * Marks a value of a member attribute as part of an attribute group instance (haplo-behaviour.md
+ * §5.4): `desc` is the group attribute's API code; the values with the same `desc` and `groupId`
+ * in one object form one instance of the group.
+ */
+export interface GroupExtension {
+  readonly desc: string;
+  readonly groupId: number;
+}
+
 interface Qualified {
   /** Qualifier API code; absent = unqualified. */
   readonly qualifier?: string;
+  /** Present when the value belongs to an attribute group instance. */
+  readonly extension?: GroupExtension;
 }
 
 export type AttributeValue = Qualified &
@@ -93,3 +105,10 @@ export const sameValues = (a: readonly AttributeValue[] | undefined, b: readonly
   stableJson(a ?? []) === stableJson(b ?? []);
 
 export const sameValue = (a: AttributeValue, b: AttributeValue): boolean => stableJson(a) === stableJson(b);
+
+/** The next free attribute-group id in an object: one more than the largest in use (1 when none are). */
+export const nextGroupId = (attributes: Attributes): number => {
+  let max = 0;
+  for (const values of Object.values(attributes)) for (const v of values) if (v.extension && v.extension.groupId > max) max = v.extension.groupId;
+  return max + 1;
+};

@@ -34,7 +34,12 @@ const serialiseLink = (attribute: string, v: AttributeValue & { type: 'link' }, 
 };
 
 export const serialiseValue = (attribute: string, v: AttributeValue, ctx: SerialiseContext): Record<string, unknown> => {
-  const common = { type: v.type, ...(v.qualifier ? { qualifier: v.qualifier } : {}) };
+  const common = {
+    type: v.type,
+    ...(v.qualifier ? { qualifier: v.qualifier } : {}),
+    // Attribute group membership, `desc` as the group's API code (as std-dev 2025).
+    ...(v.extension ? { extension: { desc: v.extension.desc, groupId: v.extension.groupId } } : {}),
+  };
   switch (v.type) {
     case 'link':
       return { ...common, ...serialiseLink(attribute, v, ctx) };

@@ -6,8 +6,10 @@
  *
  *   { "types": [ { "code", "name", "parent"?: type code, "annotations"?: [codes], "behaviour"?: code,
  *                  "attributes": [attribute codes, own ones only, in display order] } ],
- *     "attributes": [ { "code", "name", "dataType": one of VALUE_TYPES,
- *                       "linkTypes"?: [type codes], only for dataType "link"; absent or [] = any type } ],
+ *     "attributes": [ { "code", "name", "dataType": one of VALUE_TYPES or "attribute-group",
+ *                       "linkTypes"?: [type codes], only for dataType "link"; absent or [] = any type,
+ *                       "groupAttributes"?: [attribute codes], required for (and only allowed with)
+ *                         dataType "attribute-group": its members, existing attributes that are not groups } ],
  *     "qualifiers": [ { "code", "name" } ],
  *     "labels": [ { "code", "name" } ] }
  *
@@ -24,16 +26,17 @@ import * as t from 'io-ts';
 import { isLeft } from 'fp-ts/lib/Either.js';
 import { refForCode } from '../objects/ref.ts';
 import {
+  ATTRIBUTE_GROUP,
   PARENT,
   TITLE,
   TYPE,
   VALUE_TYPES,
+  type AttributeDataType,
   type AttributeDef,
   type LabelDef,
   type QualifierDef,
   type Schema,
   type TypeDef,
-  type ValueType,
 } from './schema.ts';
 
 export class SchemaError extends Error {
@@ -85,7 +88,8 @@ const code = (kind?: string) =>
     (s): s is string => CODE_PATTERN.test(s) && (kind === undefined || s.split(':')[1] === kind),
   );
 
-const dataType = str(`one of ${VALUE_TYPES.join(', ')}`, (s): s is ValueType => (VALUE_TYPES as readonly string[]).includes(s));
+const DATA_TYPES: readonly string[] = [...VALUE_TYPES, ATTRIBUTE_GROUP];
+const dataType = str(`one of ${DATA_TYPES.join(', ')}`, (s): s is AttributeDataType => DATA_TYPES.includes(s));
 
 const list = <C extends t.Mixed>(item: C) => t.array(item, 'an array');
 
@@ -100,7 +104,10 @@ const TYPE_ITEM = record(
   { code: code('type'), name: nonEmpty, attributes: list(code('attribute')) },
   { parent: code('type'), annotations: list(code()), behaviour: code() },
 );
-const ATTRIBUTE_ITEM = record({ code: code('attribute'), name: nonEmpty, dataType }, { linkTypes: list(code('type')) });
+const ATTRIBUTE_ITEM = record(
+  { code: code('attribute'), name: nonEmpty, dataType },
+  { linkTypes: list(code('type')), groupAttributes: list(code('attribute')) },
+);
 const QUALIFIER_ITEM = record({ code: code('qualifier'), name: nonEmpty }, {});
 const LABEL_ITEM = record({ code: code('label'), name: nonEmpty }, {});
 
@@ -203,6 +210,27 @@ export const parseSchema = (json: unknown, source = 'schema'): Schema => {
       seen.add(a);
     });
   }
+  const attributeItem = new Map(attributes.items.map(({ item }) => [item.code, item] as const));
+  for (const { index, item } of attributes.items) {
+    if (item.dataType === ATTRIBUTE_GROUP && item.groupAttributes === undefined) {
+      problems.push(`attributes[${index}].groupAttributes: is required when dataType is "attribute-group"`);
+    }
+    if (item.groupAttributes === undefined) continue;
+    if (item.dataType !== ATTRIBUTE_GROUP) {
+      problems.push(`attributes[${index}].groupAttributes: only allowed when dataType is "attribute-group" (dataType is ${describe(item.dataType)})`);
+      continue;
+    }
+    if (item.groupAttributes.length === 0) problems.push(`attributes[${index}].groupAttributes: must not be empty`);
+    const seen = new Set<string>();
+    item.groupAttributes.forEach((member, i) => {
+      const at = `attributes[${index}].groupAttributes[${i}]`;
+      if (!attributes.declared.has(member)) problems.push(`${at}: unknown attribute ${describe(member)}`);
+      else if (seen.has(member)) problems.push(`${at}: duplicate attribute ${describe(member)}`);
+      else if (attributeItem.get(member)?.dataType === ATTRIBUTE_GROUP) problems.push(`${at}: ${describe(member)} is an attribute group; groups cannot be nested`);
+      else if (member === TITLE || member === TYPE) problems.push(`${at}: ${describe(member)} cannot be a member of an attribute group`);
+      seen.add(member);
+    });
+  }
   for (const { index, item } of attributes.items) {
     if (item.linkTypes === undefined) continue;
     if (item.dataType !== 'link') {
@@ -296,7 +324,20 @@ const build = (
   const attributes = new Map<string, AttributeDef>(
     attributeItems.map((a) => [
       a.code,
-      Object.freeze({ code: a.code, name: a.name, ref: refForCode(a.code), dataType: a.dataType, linkTypes: Object.freeze([...(a.linkTypes ?? [])]) }),
+      Object.freeze({
+        code: a.code,
+        name: a.name,
+        ref: refForCode(a.code),
+        dataType: a.dataType,
+        linkTypes: Object.freeze([...(a.linkTypes ?? [])]),
+        ...(a.groupAttributes !== undefined ? { groupAttributes: Object.freeze([...a.groupAttributes]) } : {}),
+      }),
+    ]),
+  );
+  const groupsOfType = new Map<string, readonly AttributeDef[]>(
+    [...orderedTypes.values()].map((type) => [
+      type.code,
+      Object.freeze(type.attributes.map((c) => attributes.get(c)!).filter((a) => a.dataType === ATTRIBUTE_GROUP)),
     ]),
   );
   const named = (items: readonly NamedItem[]) =>
@@ -332,6 +373,7 @@ const build = (
       if (!self) return [];
       return [self, ...[...orderedTypes.values()].filter((d) => d.code !== code && isKindOf(d.code, code))];
     },
+    groupsOfType: (typeCode: string): readonly AttributeDef[] => groupsOfType.get(typeCode) ?? [],
     byRef: (ref: string) => refs.get(ref),
   });
 };

@@ -26,6 +26,10 @@ export const VALUE_TYPES = [
 ] as const;
 export type ValueType = (typeof VALUE_TYPES)[number];
 
+/** The data type of an attribute group: its values are held by its member attributes (see AttributeDef). */
+export const ATTRIBUTE_GROUP = 'attribute-group';
+export type AttributeDataType = ValueType | typeof ATTRIBUTE_GROUP;
+
 export interface TypeDef {
   readonly code: string;
   readonly name: string;
@@ -45,9 +49,15 @@ export interface AttributeDef {
   readonly code: string;
   readonly name: string;
   readonly ref: string;
-  readonly dataType: ValueType;
+  readonly dataType: AttributeDataType;
   /** For `link` attributes: type codes a value may link to (subtypes included); empty = any type. */
   readonly linkTypes: readonly string[];
+  /**
+   * For attribute groups (`dataType` "attribute-group"): the member attributes, in order. A group
+   * holds no values itself: an instance of it is the set of member values whose `extension` has
+   * this attribute's code as `desc` and the same `groupId` (haplo-behaviour.md §5.4).
+   */
+  readonly groupAttributes?: readonly string[];
 }
 
 export interface QualifierDef {
@@ -71,6 +81,8 @@ export interface Schema {
   isKindOf(typeCode: string, ancestorCode: string): boolean;
   /** The type and all its descendants. */
   typeAndSubtypes(code: string): readonly TypeDef[];
+  /** Attribute groups of a type (its attributes of data type "attribute-group"), in display order. */
+  groupsOfType(typeCode: string): readonly AttributeDef[];
   /** Any schema item (type, attribute, qualifier, label) by its ref. */
   byRef(ref: string): TypeDef | AttributeDef | QualifierDef | LabelDef | undefined;
 }

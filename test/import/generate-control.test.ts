@@ -217,7 +217,9 @@ explorer('svc:person in display order, with badges, snippets and names', () => {
   assert.is(d.name, 'svc:person');
   assert.is(d.title, 'People and associated information');
   assert.is(d.description, model('svc:person').description);
-  assert.equal(d.destinations.map((x) => x.name), ['profile', 'phd:project', 'load:by-ref', 'value:person-name', 'value:postal-address']);
+  assert.equal(d.destinations.map((x) => x.name), [
+    'profile', 'phd:project', 'load:by-ref', 'value:person-name', 'value:postal-address', 'phd:project:attribute-group:phd:attribute:funding',
+  ]);
   const [profile, project, loadByRef] = d.destinations;
   assert.equal({ ...profile!, names: undefined }, {
     name: 'profile', title: 'Profile', kind: 'object', optional: false, pseudo: false, snippet: { destination: 'profile' }, names: undefined,

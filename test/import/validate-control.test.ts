@@ -176,7 +176,7 @@ const CASES: readonly Case[] = [
   { title: 'an instruction that is an array', control: withInstructions([]), expected: ['Instruction is not an object'] },
   { title: 'unknown action', control: withInstructions({ action: 'frobnicate' }), expected: ['Unknown action in instruction: frobnicate'] },
   { title: 'unknown action named like an Object method', control: withInstructions({ action: 'constructor' }), expected: ['Unknown action in instruction: constructor'] },
-  { title: 'set-attribute-group is docs-only', control: withInstructions({ action: 'set-attribute-group', source: 'a', destination: 'b', name: 'c' }), expected: ['Unknown action in instruction: set-attribute-group'] },
+  { title: 'set-attribute-group (docs only in Haplo) is an action', control: withInstructions({ action: 'set-attribute-group', source: 'a', destination: 'b', name: 'c' }), expected: ['Unknown destination in set-attribute-group: b'] },
   {
     title: 'action defaults to field',
     control: withInstructions({ source: 'a' }),

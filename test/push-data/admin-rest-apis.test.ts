@@ -326,7 +326,9 @@ test('GET /api/admin/models/<model> describes destinations (depends, optional, p
   const reply = await call(svc, '/api/admin/models/svc:person');
   assert.is(reply.status, 200, JSON.stringify(reply.body));
   const destinations = reply.body.destinations as any[];
-  assert.equal(destinations.map((d) => d.name), ['profile', 'phd:project', 'load:by-ref', 'value:person-name', 'value:postal-address']);
+  assert.equal(destinations.map((d) => d.name), [
+    'profile', 'phd:project', 'load:by-ref', 'value:person-name', 'value:postal-address', 'phd:project:attribute-group:phd:attribute:funding',
+  ]);
   const [profile, project, loadByRef, personName, address] = destinations;
   assert.is(profile.kind, 'object');
   assert.is(profile.dependsOn, undefined);
