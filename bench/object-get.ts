@@ -1,0 +1,193 @@
+/**
+ * `object-get` (issue 3): `GET /api/v0-object/ref/<ref>?sources=NONE` with a valid API key, against
+ * a real service process, for PhD projects of realistic size: 14 attributes (type, title, links to a
+ * researcher, two supervisors and a department, a start date, funding scheme, exams done, progress,
+ * a two-paragraph text-multiline note, ISBN, UUID, postcode and a small JSON value). The key's
+ * group reads by label, so every request runs the whole path: Basic auth (key lookup, hash, user,
+ * groups), label check, the object and its linked objects from the read store, serialisation, the
+ * request log line (info level, to a file).
+ *
+ * Baseline: a bare koa + @koa/router process answering the same JSON body (bench/koa-baseline-server.ts).
+ * Load: autocannon from this process, 32 keep-alive connections to 127.0.0.1, closed loop; rounds
+ * alternate baseline and service (B S B S), each `5 s x scale` (at least 2 s) after a warm-up.
+ * Target: the service reaches >= 40% of the baseline's requests/s (mean of the rounds).
+ *
+ * Correctness: every response must be 200 and byte-for-byte the body fetched for that ref before the
+ * load (else ok: false).
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  adminCall,
+  basicAuth,
+  createReaderKey,
+  load,
+  loadAverage,
+  spawnServer,
+  startServiceProcess,
+  stopServer,
+  timedGet,
+  type LoadResult,
+  type ServerProcess,
+} from './domain-support.ts';
+import { formatRate, mean, progress, round, withTempDir, type Benchmark, type BenchmarkResult } from './support.ts';
+
+const TARGET_RATIO = 0.4;
+const CONNECTIONS = 32;
+const ROUNDS = 2;
+const PROJECTS = 200;
+const PEOPLE = 40;
+const DEPARTMENTS = 6;
+
+const NOTES =
+  'The project studies charge transport in layered van der Waals heterostructures, combining device ' +
+  'fabrication in the clean room with low-temperature magnetotransport measurements and first-principles ' +
+  'modelling. The first year established the exfoliation and transfer process and produced the first ' +
+  'working devices.\nThe second year focuses on the temperature dependence of the mobility and on the role ' +
+  'of interface disorder; a secondment at the partner laboratory is planned for the spring, and the ' +
+  'literature review chapter has been drafted and discussed with both supervisors at the annual review.';
+
+/** Runs `fn` over `items` with at most `width` calls in flight. */
+const inParallel = async <T, R>(items: readonly T[], width: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> => {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i]!, i);
+      }
+    }),
+  );
+  return out;
+};
+
+const createObject = async (server: ServerProcess, type: string, attributes: Record<string, unknown>): Promise<string> =>
+  (await adminCall<{ ref: string }>(server, 'POST', '/api/admin/objects', { type, attributes })).ref;
+
+/** Faculties, departments, people and PhD projects through the admin API; answers the project refs. */
+const createProjects = async (server: ServerProcess): Promise<string[]> => {
+  const faculties = await inParallel(['Science', 'Engineering'], 2, (name) =>
+    createObject(server, 'svc:type:faculty', { 'dc:attribute:title': `Faculty of ${name}`, 'svc:attribute:configured-behaviour': { type: 'configuration-name', value: `fac:${name.toLowerCase()}` } }),
+  );
+  const departments = await inParallel(Array.from({ length: DEPARTMENTS }, (_, i) => i), 4, (i) =>
+    createObject(server, 'svc:type:department', { 'dc:attribute:title': `Department ${i}`, 'svc:attribute:parent': { type: 'link', ref: faculties[i % faculties.length] } }),
+  );
+  const people = await inParallel(Array.from({ length: PEOPLE }, (_, i) => i), 8, (i) =>
+    createObject(server, 'svc:type:person', {
+      'dc:attribute:title': `Person ${i} Example`,
+      'svc:attribute:name': { type: 'person-name', value: { first: `Person ${i}`, last: 'Example' } },
+      'svc:attribute:email': { type: 'email-address', value: `person.${i}@example.ac.uk` },
+      'svc:attribute:department': { type: 'link', ref: departments[i % departments.length] },
+    }),
+  );
+  return inParallel(Array.from({ length: PROJECTS }, (_, i) => i), 8, (i) =>
+    createObject(server, 'phd:type:project', {
+      'dc:attribute:title': `Charge transport in layered heterostructures, part ${i}`,
+      'phd:attribute:researcher': { type: 'link', ref: people[i % PEOPLE] },
+      'phd:attribute:supervisor': [
+        { type: 'link', ref: people[(i + 7) % PEOPLE] },
+        { type: 'link', ref: people[(i + 13) % PEOPLE] },
+      ],
+      'svc:attribute:department': { type: 'link', ref: departments[i % departments.length] },
+      'phd:attribute:start-date': { type: 'datetime', start: `202${i % 5}-10-01` },
+      'phd:attribute:funded': { type: 'configuration-name', value: ['epsrc', 'ahrc', 'industry'][i % 3] },
+      'phd:attribute:exams-done': { type: 'integer', value: i % 3 },
+      'phd:attribute:progress': { type: 'number', value: round((i % 100) / 100, 2) },
+      'phd:attribute:notes': { type: 'text-multiline', value: NOTES },
+      'phd:attribute:isbn': { type: 'isbn', value: '978-3-16-148410-0' },
+      'phd:attribute:uuid': { type: 'uuid', value: randomUUID() },
+      'phd:attribute:postcode': { type: 'postcode', value: 'OX1 3PU' },
+      'phd:attribute:extra': { type: 'json', value: { cohort: 2020 + (i % 5), mode: i % 4 === 0 ? 'part-time' : 'full-time', milestones: ['transfer', 'confirmation'] } },
+    }),
+  );
+};
+
+const figures = (r: LoadResult) => ({
+  requestsPerSec: r.requestsPerSec,
+  p50Ms: r.latencyP50Ms,
+  p99Ms: r.latencyP99Ms,
+  maxMs: r.latencyMaxMs,
+  requests: r.requests,
+  non2xx: r.non2xx,
+  errors: r.errors,
+  checkFailures: r.checkFailures,
+});
+
+export const objectGet: Benchmark = {
+  name: 'object-get',
+  description: `GET /api/v0-object/ref/<ref>?sources=NONE (API key, 14-attribute PhD projects) on a service process under ${CONNECTIONS} connections: requests/s vs a bare koa process answering the same JSON (target >= ${TARGET_RATIO})`,
+  async run(scale: number): Promise<BenchmarkResult> {
+    const durationSec = Math.max(2, Math.round(5 * scale));
+    const loadBefore = loadAverage();
+    return withTempDir('object-get', async (dir) => {
+      const servers: ServerProcess[] = [];
+      try {
+        const service = await startServiceProcess('object-get-service', join(dir, 'data'));
+        servers.push(service);
+        progress(`object-get: creating ${PROJECTS} projects, ${PEOPLE} people, ${DEPARTMENTS} departments`);
+        const key = await createReaderKey(service, 'bench-object-reader', { readLabels: ['svc:label:common'] }, '/api/v0-object/');
+        const refs = await createProjects(service);
+        const auth = { Authorization: basicAuth(key) };
+        const path = (ref: string) => `/api/v0-object/ref/${ref}?sources=NONE`;
+
+        // The expected body of every ref, fetched once before the load.
+        const expected = new Map<string, string>();
+        for (const ref of refs) {
+          const res = await timedGet(service, path(ref), auth);
+          if (res.status !== 200) throw new Error(`GET ${ref}: ${res.status} ${res.text}`);
+          expected.set(ref, res.text);
+        }
+        const sample = expected.get(refs[0]!)!;
+        const attributes = Object.keys((JSON.parse(sample) as { object: { attributes: object } }).object.attributes).length;
+        const bodyFile = join(dir, 'object.json');
+        writeFileSync(bodyFile, sample);
+        const baseline = await spawnServer('object-get-koa', 'koa-baseline-server.ts', { BENCH_GET_BODY_FILE: bodyFile });
+        servers.push(baseline);
+
+        const refOf = (n: number) => refs[n % refs.length]!;
+        const runLoad = (server: ServerProcess, seconds: number, isService: boolean) =>
+          load({
+            url: server.url,
+            connections: CONNECTIONS,
+            durationSec: seconds,
+            headers: auth,
+            next: (n) => ({ path: path(refOf(n)) }),
+            check: (status, body, req) => status === 200 && (isService ? body === expected.get(refOf(req.counter)) : body === sample),
+          });
+
+        progress('object-get: warm-up');
+        await runLoad(baseline, 1, false);
+        await runLoad(service, 1, true);
+        const baselineRounds: LoadResult[] = [];
+        const serviceRounds: LoadResult[] = [];
+        for (let round_ = 0; round_ < ROUNDS; round_++) {
+          baselineRounds.push(await runLoad(baseline, durationSec, false));
+          progress(`object-get: round ${round_ + 1}: koa ${formatRate(baselineRounds.at(-1)!.requestsPerSec)}`);
+          serviceRounds.push(await runLoad(service, durationSec, true));
+          progress(`object-get: round ${round_ + 1}: service ${formatRate(serviceRounds.at(-1)!.requestsPerSec)}`);
+        }
+
+        const clean = (r: LoadResult) => r.non2xx === 0 && r.errors === 0 && r.checkFailures === 0 && r.requests > 0;
+        const ok = [...baselineRounds, ...serviceRounds].every(clean);
+        const baselineRps = mean(baselineRounds.map((r) => r.requestsPerSec));
+        const serviceRps = mean(serviceRounds.map((r) => r.requestsPerSec));
+        const ratio = round(serviceRps / baselineRps, 3);
+        return {
+          ok,
+          meetsTarget: ok && ratio >= TARGET_RATIO,
+          target: { throughputRatio: `>= ${TARGET_RATIO}` },
+          ratio,
+          load: { generator: 'autocannon (in the bench process)', connections: CONNECTIONS, durationSecPerRound: durationSec, rounds: ROUNDS, host: '127.0.0.1' },
+          response: { bytes: Buffer.byteLength(sample), attributes, objects: refs.length },
+          service: { requestsPerSec: Math.round(serviceRps), rounds: serviceRounds.map(figures), startMs: service.readyAfterMs },
+          baseline: { what: 'bare koa + @koa/router process answering the same JSON object (serialised per request), no auth, no store, no logging', requestsPerSec: Math.round(baselineRps), rounds: baselineRounds.map(figures) },
+          machineLoad: { before: loadBefore, after: loadAverage() },
+        };
+      } finally {
+        for (const s of servers) await stopServer(s);
+      }
+    });
+  },
+};

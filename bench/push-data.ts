@@ -1,0 +1,209 @@
+/**
+ * `push-data` (issue 4): the contract's push-data example (`svc:person` model: username -> profile,
+ * `title` -> the profile's PhD project) against a real service process, through everything a push
+ * does: Basic auth, the REST API and its user, the control-file engine (reader, filter, load by
+ * ref, dependent look-up), the object's aggregate load, the append, and read-your-writes (the answer
+ * waits until every projection has folded the new event).
+ *
+ * Workload: 200 users, each with a project created by one push before the load; then every request
+ * is `{"username":"<user>","title":"<a new title>"}`, users in round robin, so every push really
+ * writes one ObjectAttributesChanged and two pushes for one user are (practically) never in flight
+ * together. Load: autocannon, 32 keep-alive connections to 127.0.0.1, rounds alternating baseline
+ * and service (B S B S), each `6 s x scale` (at least 2 s).
+ *
+ * Baseline: a bare koa + @koa/router process parsing the same JSON body with @koa/bodyparser and
+ * answering the same push-data response (indented by 4). Target: >= 15% of its requests/s.
+ *
+ * Correctness (else ok: false): every push answers 200 with result success, the project not new;
+ * afterwards every user's project has the title of one of that user's last 3 pushes (pushes still
+ * in flight when a round ends, or overlapping a slow one for the same user, are applied in their
+ * own order; overlaps are counted and reported), and the log grew by
+ * exactly one event per push (a round ends with up to 32 pushes in flight: their answers are not
+ * counted but the service may still apply them, so those are allowed for).
+ */
+import { join } from 'node:path';
+import { adminCall, basicAuth, httpRequest, load, loadAverage, spawnServer, startServiceProcess, stopServer, type LoadResult, type ServerProcess } from './domain-support.ts';
+import { formatRate, mean, progress, round, withTempDir, type Benchmark, type BenchmarkResult } from './support.ts';
+import { writeFileSync } from 'node:fs';
+
+const TARGET_RATIO = 0.15;
+const CONNECTIONS = 32;
+const ROUNDS = 2;
+const USERS = 200;
+const API = 'update-title';
+
+/** The control file of the contract's example (interface.md; test/push-data/contract-example.test.ts). */
+const EXAMPLE_CONTROL = {
+  dataImportControlFileVersion: 0,
+  model: 'svc:person',
+  files: { DEFAULT: { read: 'json', singleRecord: true } },
+  instructions: [
+    { source: 'username', destination: 'load:by-ref', name: 'ref', filters: ['svc:username-to-ref'] },
+    { action: 'load', destination: 'profile', using: 'load:by-ref' },
+    { source: 'title', destination: 'phd:project', name: 'dc:attribute:title' },
+  ],
+};
+
+interface PushBody {
+  result: string;
+  actions: { changed: { ref: string; new: boolean }[] }[];
+}
+
+const username = (i: number) => `bench-user-${String(i).padStart(3, '0')}`;
+
+const head = async (server: ServerProcess): Promise<number> => {
+  const { projections } = await adminCall<{ projections: { head: number }[] }>(server, 'GET', '/api/admin/projections');
+  return projections[0]!.head;
+};
+
+const figures = (r: LoadResult) => ({
+  requestsPerSec: r.requestsPerSec,
+  p50Ms: r.latencyP50Ms,
+  p99Ms: r.latencyP99Ms,
+  maxMs: r.latencyMaxMs,
+  requests: r.requests,
+  non2xx: r.non2xx,
+  errors: r.errors,
+  checkFailures: r.checkFailures,
+});
+
+export const pushData: Benchmark = {
+  name: 'push-data',
+  description: `The contract example push (new title each time, ${USERS} users) through auth, engine, append and read-your-writes on a service process under ${CONNECTIONS} connections: requests/s vs a bare koa JSON POST (target >= ${TARGET_RATIO}), p99`,
+  async run(scale: number): Promise<BenchmarkResult> {
+    const durationSec = Math.max(2, Math.round(6 * scale));
+    const loadBefore = loadAverage();
+    return withTempDir('push-data', async (dir) => {
+      const servers: ServerProcess[] = [];
+      try {
+        const service = await startServiceProcess('push-data-service', join(dir, 'data'));
+        servers.push(service);
+        await adminCall(service, 'POST', '/api/admin/rest-apis', { url: API, description: 'Update project title', controlFile: EXAMPLE_CONTROL });
+        const { key } = await adminCall<{ key: string }>(service, 'POST', `/api/admin/rest-apis/${API}/api-keys`, {});
+        const headers = { Authorization: basicAuth(key), 'Content-Type': 'application/json' };
+        progress(`push-data: creating ${USERS} users and their projects`);
+        for (let i = 0; i < USERS; i++) {
+          await adminCall(service, 'POST', '/api/admin/users', { username: username(i), name: { first: 'User', last: String(i) } });
+        }
+        const push = async (body: unknown) => {
+          const res = await httpRequest(service, 'POST', `/api/push-data/${API}`, headers, JSON.stringify(body));
+          if (res.status !== 200) throw new Error(`push ${JSON.stringify(body)}: ${res.status} ${res.text}`);
+          return { text: res.text, body: JSON.parse(res.text) as PushBody };
+        };
+        const projects: string[] = [];
+        for (let i = 0; i < USERS; i++) {
+          const first = await push({ username: username(i), title: `First title of ${username(i)}` });
+          const changed = first.body.actions[0]?.changed[0];
+          if (first.body.result !== 'success' || !changed?.new) throw new Error(`first push did not create a project: ${first.text}`);
+          projects.push(changed.ref);
+        }
+        const sampleResponse = await push({ username: username(0), title: 'A title for the baseline response' });
+        const responseFile = join(dir, 'push-response.json');
+        writeFileSync(responseFile, sampleResponse.text);
+        const baseline = await spawnServer('push-data-koa', 'koa-baseline-server.ts', { BENCH_POST_RESPONSE_FILE: responseFile });
+        servers.push(baseline);
+
+        // Every request gets a title never used before; the last successful one per user is what must stick.
+        let sequence = 0;
+        const lastTitle = new Map<number, string>();
+        // A project must end with one of the last titles sent for its user: a round ends with up to
+        // CONNECTIONS pushes in flight (not counted, but the service applies them), and a slow push may
+        // still run when the next one for the same user is sent (counted as overlaps).
+        const sentTitles = new Map<number, string[]>();
+        const inFlight = new Map<number, number>();
+        let overlaps = 0;
+        const runLoad = (server: ServerProcess, seconds: number, isService: boolean) => {
+          const base = sequence;
+          inFlight.clear();
+          return load({
+            url: server.url,
+            connections: CONNECTIONS,
+            durationSec: seconds,
+            method: 'POST',
+            headers,
+            next: (n) => {
+              const u = (base + n) % USERS;
+              sequence = Math.max(sequence, base + n + 1);
+              const title = `Title ${base + n} of ${username(u)}`;
+              if (isService) {
+                sentTitles.set(u, [...(sentTitles.get(u) ?? []), title].slice(-3));
+                if ((inFlight.get(u) ?? 0) > 0) overlaps++;
+                inFlight.set(u, (inFlight.get(u) ?? 0) + 1);
+              }
+              return { path: `/api/push-data/${API}`, body: JSON.stringify({ username: username(u), title }) };
+            },
+            check: (status, text, req) => {
+              if (status !== 200) return false;
+              if (!isService) return true;
+              inFlight.set((base + req.counter) % USERS, inFlight.get((base + req.counter) % USERS)! - 1);
+              const good = text.includes('"result": "success"') && text.includes('"new": false') && text.includes(projects[(base + req.counter) % USERS]!);
+              if (good) lastTitle.set((base + req.counter) % USERS, (JSON.parse(req.body!) as { title: string }).title);
+              return good;
+            },
+          });
+        };
+
+        /** Lets the pushes still in flight when a round ended finish: the head stops moving. */
+        const settledHead = async () => {
+          let last = await head(service);
+          for (;;) {
+            await new Promise((r) => setTimeout(r, 300));
+            const now = await head(service);
+            if (now === last) return now;
+            last = now;
+          }
+        };
+
+        progress('push-data: warm-up');
+        await runLoad(baseline, 1, false);
+        await runLoad(service, 1, true);
+        const headBefore = await settledHead();
+        const baselineRounds: LoadResult[] = [];
+        const serviceRounds: LoadResult[] = [];
+        for (let r = 0; r < ROUNDS; r++) {
+          baselineRounds.push(await runLoad(baseline, durationSec, false));
+          progress(`push-data: round ${r + 1}: koa ${formatRate(baselineRounds.at(-1)!.requestsPerSec)}`);
+          serviceRounds.push(await runLoad(service, durationSec, true));
+          // Pushes still in flight as the round ended must land before the next round pushes for the same users.
+          await settledHead();
+          progress(`push-data: round ${r + 1}: service ${formatRate(serviceRounds.at(-1)!.requestsPerSec)}`);
+        }
+        const headAfter = await settledHead();
+
+        // Verification: every project holds one of its user's last titles (see sentTitles);
+        // one event per push (answered, or in flight as a round ended).
+        let wrongTitles = 0;
+        for (const [u, title] of lastTitle) {
+          const { object } = await adminCall<{ object: { title: string } }>(service, 'GET', `/api/admin/objects/${projects[u]}`);
+          if (object.title !== title && !sentTitles.get(u)?.includes(object.title)) wrongTitles++;
+        }
+        const pushes = serviceRounds.reduce((a, r) => a + r.requests, 0);
+        const appended = headAfter - headBefore;
+        const eventsPerPush = round(appended / pushes, 3);
+        const clean = (r: LoadResult) => r.non2xx === 0 && r.errors === 0 && r.checkFailures === 0 && r.requests > 0;
+        const ok = [...baselineRounds, ...serviceRounds].every(clean) && wrongTitles === 0 && appended >= pushes && appended <= pushes + CONNECTIONS * ROUNDS;
+        const baselineRps = mean(baselineRounds.map((r) => r.requestsPerSec));
+        const serviceRps = mean(serviceRounds.map((r) => r.requestsPerSec));
+        const ratio = round(serviceRps / baselineRps, 3);
+        return {
+          ok,
+          meetsTarget: ok && ratio >= TARGET_RATIO,
+          target: { throughputRatio: `>= ${TARGET_RATIO}` },
+          ratio,
+          load: { generator: 'autocannon (in the bench process)', connections: CONNECTIONS, durationSecPerRound: durationSec, rounds: ROUNDS, users: USERS, host: '127.0.0.1' },
+          service: {
+            requestsPerSec: Math.round(serviceRps),
+            p99Ms: Math.max(...serviceRounds.map((r) => r.latencyP99Ms)),
+            rounds: serviceRounds.map(figures),
+            eventsPerPush,
+            verified: { projects: lastTitle.size, wrongTitles, eventsAppended: appended, pushesAnswered: pushes, inFlightAtRoundEnds: appended - pushes, pushesSentWhileOneForTheSameUserWasInFlight: overlaps },
+          },
+          baseline: { what: 'bare koa + @koa/router + @koa/bodyparser process parsing the same JSON body and answering the same response', requestsPerSec: Math.round(baselineRps), rounds: baselineRounds.map(figures) },
+          machineLoad: { before: loadBefore, after: loadAverage() },
+        };
+      } finally {
+        for (const s of servers) await stopServer(s);
+      }
+    });
+  },
+};

@@ -1,0 +1,209 @@
+/**
+ * `rebuild` (issue 7): `svc rebuild all` on a 1,000,000-event data directory while a service
+ * process keeps serving reads from it.
+ *
+ * Data: the caught-up data directory `reporting` left in the same run (its snapshots deleted), or,
+ * when `reporting` did not run, a fresh copy of the same generated history caught up here first.
+ * A service process serves it; a separate process (bench/rebuild-worker.ts: the CLI context and
+ * `rebuildProjection` for every projector of the app model, in order, as `svc rebuild all`) rebuilds
+ * every read model blue/green. Three processes therefore share the machine's CPUs.
+ *
+ * Reads (in this process, fetch, keep-alive): two loops of `GET /api/v0-object/ref/<random project>
+ * ?sources=NONE` and one loop of `GET /api/reporting/v0/collection-data/phd_projects`, for
+ * `5 s x scale` (at least 3 s) before the rebuild and for its whole duration; p50/p99 of each.
+ *
+ * Target: >= 100,000 events/s overall (events read by all projector runs / wall time of the whole
+ * rebuild), each projector's rate reported too; no failed read during the rebuild.
+ * Correctness (else ok: false): after the service has followed the switched-in projections, the
+ * collection data and 20 sampled objects read exactly as before the rebuild, and every projection
+ * is live with lag 0.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import {
+  ADMIN_TOKEN,
+  adminCall,
+  basicAuth,
+  copyHistory,
+  createReaderKey,
+  latencySummary,
+  loadAverage,
+  releaseSharedHistory,
+  sharedHistory,
+  startServiceProcess,
+  stopServer,
+  timedGet,
+  waitForLagZero,
+  type ServerProcess,
+} from './domain-support.ts';
+import { formatRate, progress, round, seededRandom, type Benchmark, type BenchmarkResult } from './support.ts';
+
+const TARGET_EVENTS_PER_SEC = 100_000;
+const TIMEOUT_MS = 120 * 60_000;
+const SAMPLED_OBJECTS = 20;
+
+interface ProjectorRun {
+  readonly projection: string;
+  readonly processed: number;
+  readonly position: number;
+  readonly ms: number;
+  readonly phase: string;
+}
+
+/** Read loops against the service until `until` resolves: object GETs (2 loops) and collection data (1 loop). */
+const readWhile = async (server: ServerProcess, auth: Record<string, string>, refs: readonly string[], until: Promise<unknown>) => {
+  let stopped = false;
+  void until.finally(() => (stopped = true));
+  const objects: number[] = [];
+  const collection: number[] = [];
+  const failures: string[] = [];
+  const random = seededRandom(7);
+  const loop = async (samples: number[], path: () => string) => {
+    while (!stopped) {
+      try {
+        const r = await timedGet(server, path(), auth);
+        if (r.status === 200) samples.push(r.ms);
+        else failures.push(`${r.status} ${r.text.slice(0, 160)}`);
+      } catch (e) {
+        failures.push((e as Error).message);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  };
+  const objectPath = () => `/api/v0-object/ref/${refs[Math.floor(random() * refs.length)]}?sources=NONE`;
+  const started = performance.now();
+  await Promise.all([loop(objects, objectPath), loop(objects, objectPath), loop(collection, () => '/api/reporting/v0/collection-data/phd_projects')]);
+  return {
+    seconds: round((performance.now() - started) / 1000, 1),
+    objectGet: latencySummary(objects),
+    collectionData: latencySummary(collection),
+    failures: failures.length,
+    ...(failures.length ? { firstFailures: [...new Set(failures)].slice(0, 5) } : {}),
+  };
+};
+
+/** What the read models answer: the collection's rows and objects, and the serialised sampled objects. */
+const readState = async (server: ServerProcess, auth: Record<string, string>, refs: readonly string[]) => {
+  const hash = createHash('sha256');
+  const data = await timedGet(server, '/api/reporting/v0/collection-data/phd_projects', auth);
+  if (data.status !== 200) throw new Error(`collection-data: ${data.status} ${data.text.slice(0, 200)}`);
+  const answer = JSON.parse(data.text) as { rows: unknown[]; objects: unknown; columns: unknown };
+  hash.update(JSON.stringify([answer.columns, answer.rows, answer.objects]));
+  for (const ref of refs) {
+    const r = await timedGet(server, `/api/v0-object/ref/${ref}?sources=NONE`, auth);
+    hash.update(`${r.status}:${r.text}`);
+  }
+  return { digest: hash.digest('hex').slice(0, 16), rows: answer.rows.length };
+};
+
+/** Spawns the rebuild process; resolves with one entry per projection once it exits (rejects on failure). */
+const runRebuild = (dataDir: string) => {
+  const runs: ProjectorRun[] = [];
+  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./rebuild-worker.ts', import.meta.url))], {
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_'))), SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    const run = JSON.parse(line) as ProjectorRun;
+    runs.push(run);
+    progress(`rebuild: ${run.projection}: ${run.processed} events in ${(run.ms / 1000).toFixed(1)} s (${formatRate((run.processed * 1000) / run.ms)})`);
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
+  return new Promise<ProjectorRun[]>((resolve, reject) => {
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(runs);
+      else reject(new Error(`rebuild process exited with ${code} after ${runs.length} projections`));
+    });
+  });
+};
+
+/** Waits until the service has followed every switched-in projection (its checkpoint watch runs every 5 s). */
+const waitForFollow = async (server: ServerProcess, head: number) => {
+  const started = performance.now();
+  for (;;) {
+    const { projections } = await adminCall<{ projections: { name: string; state: string; checkpoint: number; lag: number }[] }>(server, 'GET', '/api/admin/projections');
+    if (projections.every((p) => p.state === 'live' && p.lag === 0 && p.checkpoint >= head)) return performance.now() - started;
+    if (performance.now() - started > 60_000) throw new Error(`service did not follow the rebuilt projections: ${JSON.stringify(projections)}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+};
+
+export const rebuild: Benchmark = {
+  name: 'rebuild',
+  description: `svc rebuild all (rebuildProjection for every projector, own process) on a 1,000,000-event data directory while a service process serves object and collection-data reads: events/s per projector and overall (target >= ${TARGET_EVENTS_PER_SEC}), read p50/p99 before vs during`,
+  async run(scale: number): Promise<BenchmarkResult> {
+    const loadBefore = loadAverage();
+    const shared = await sharedHistory(scale);
+    const { history } = shared;
+    let server: ServerProcess | undefined;
+    try {
+      let dataDir: string;
+      let catchUp: Record<string, unknown>;
+      if (shared.caughtUp) {
+        dataDir = shared.caughtUp.dir;
+        catchUp = { by: 'reporting (same run)', ms: shared.caughtUp.catchUpMs, snapshotsDeleted: shared.caughtUp.snapshotsDeleted };
+        server = await startServiceProcess('rebuild-service', dataDir);
+      } else {
+        dataDir = copyHistory(shared, 'served');
+        progress(`rebuild: service catching up ${history.plan.events} events first`);
+        server = await startServiceProcess('rebuild-service', dataDir, {}, TIMEOUT_MS);
+        catchUp = { by: 'rebuild (reporting did not run)', listeningAfterMs: server.readyAfterMs };
+      }
+      const waited = await waitForLagZero(server, TIMEOUT_MS);
+      if (!shared.caughtUp) catchUp = { ...catchUp, ms: Math.round(server.readyAfterMs + waited) };
+      shared.caughtUp = undefined;
+
+      const key = await createReaderKey(server, `bench-rebuild-reader-${Date.now().toString(36)}`, { readLabels: ['svc:label:common'] });
+      const auth = { Authorization: basicAuth(key) };
+      const refs = history.projectRefs;
+      const sampled = Array.from({ length: SAMPLED_OBJECTS }, (_, i) => refs[Math.floor((i * refs.length) / SAMPLED_OBJECTS)]!);
+      const before = await readState(server, auth, sampled);
+      const { projections } = await adminCall<{ projections: { head: number }[] }>(server, 'GET', '/api/admin/projections');
+      const head = projections[0]!.head;
+
+      progress('rebuild: reads before the rebuild');
+      const quietSeconds = Math.max(3, Math.round(5 * scale));
+      const readsBefore = await readWhile(server, auth, refs, new Promise((r) => setTimeout(r, quietSeconds * 1000)));
+
+      progress(`rebuild: rebuilding every projection of ${head} events while reading`);
+      const started = performance.now();
+      const rebuilding = runRebuild(dataDir);
+      const [runs, readsDuring] = await Promise.all([rebuilding, readWhile(server, auth, refs, rebuilding.catch(() => undefined))]);
+      const totalMs = performance.now() - started;
+
+      const followMs = await waitForFollow(server, head);
+      const after = await readState(server, auth, sampled);
+
+      const processed = runs.reduce((a, r) => a + r.processed, 0);
+      const overall = Math.round((processed * 1000) / totalMs);
+      const perProjector = runs.map((r) => ({ projection: r.projection, events: r.processed, seconds: round(r.ms / 1000, 1), eventsPerSec: Math.round((r.processed * 1000) / r.ms) }));
+      const ok = before.digest === after.digest && runs.every((r) => r.phase === 'done' && r.position >= head) && readsBefore.failures === 0;
+      return {
+        ok,
+        meetsTarget: ok && overall >= TARGET_EVENTS_PER_SEC && readsDuring.failures === 0,
+        target: { overallEventsPerSec: `>= ${TARGET_EVENTS_PER_SEC}` },
+        overallEventsPerSec: overall,
+        rebuild: {
+          how: 'own process: openCli() over the data directory, rebuildProjection for every projector in order (= svc rebuild all, default batch size 2000)',
+          logEvents: head,
+          projectors: perProjector,
+          slowest: perProjector.reduce((a, b) => (b.eventsPerSec < a.eventsPerSec ? b : a)),
+          totalSeconds: round(totalMs / 1000, 1),
+          logEventsPerSec: Math.round((head * 1000) / totalMs),
+          serviceFollowedAfterMs: Math.round(followMs),
+        },
+        reads: { before: readsBefore, during: readsDuring },
+        verified: { before: before.digest, after: after.digest, rows: after.rows, sampledObjects: sampled.length },
+        data: { events: history.plan.events, objects: history.plan.objects, projects: history.plan.projects, catchUp },
+        machineLoad: { before: loadBefore, after: loadAverage() },
+      };
+    } finally {
+      if (server) await stopServer(server);
+      releaseSharedHistory();
+    }
+  },
+};

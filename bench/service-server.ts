@@ -1,0 +1,31 @@
+/**
+ * The server process of the HTTP benchmarks: the real service (`startService`, embedded engines)
+ * on a loopback port, in its own process so the load generator never shares its event loop.
+ *
+ * Configuration comes from the environment exactly as for `npm start` (SVC_DATA_DIR,
+ * SVC_ADMIN_TOKEN, SVC_SNAPSHOT_INTERVAL, ...), except that it always listens on 127.0.0.1 and a
+ * free port. Request logs go (at SVC_LOG_LEVEL, default info) to BENCH_LOG_FILE, or nowhere: stdout
+ * carries only one JSON line `{url, pid, adminToken, startMs}` once it listens. Stops on SIGTERM or
+ * when stdin closes (so `--cpu-prof` profiles are written on a normal exit).
+ */
+import { pino } from 'pino';
+import { loadConfig } from '../src/config/config.ts';
+import { startService } from '../src/service.ts';
+
+const t0 = performance.now();
+const config = loadConfig({ ...process.env, PORT: '0', SVC_HOST: '127.0.0.1' });
+const logger = pino({ level: config.logLevel }, pino.destination({ dest: process.env.BENCH_LOG_FILE ?? '/dev/null', sync: false }));
+const service = await startService(config, { logger });
+process.stdout.write(`${JSON.stringify({ url: service.url, pid: process.pid, adminToken: service.adminToken, startMs: Math.round(performance.now() - t0) })}\n`);
+
+let stopping = false;
+const stop = async () => {
+  if (stopping) return;
+  stopping = true;
+  await service.close();
+  logger.flush();
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop());
+process.stdin.on('end', () => void stop());
+process.stdin.resume();
