@@ -57,7 +57,7 @@ const prefixEnd = (prefix: string): string =>
 const filterSql = (filter: LogFilter, params: unknown[]): string => {
   let sql = '';
   if (filter.types !== undefined) {
-    sql += ` AND type IN (${filter.types.map(() => '?').join(',') || 'NULL'})`;
+    sql += ` AND +type IN (${filter.types.map(() => '?').join(',') || 'NULL'})`;
     params.push(...filter.types);
   }
   if (filter.streamPrefix) {
@@ -77,6 +77,7 @@ export class SqliteEventStore implements EventStore {
   private readonly pollIntervalMs: number;
   private lastRecordedAt = 0;
   private readonly stmts;
+  private readonly pages = new Map<string, Database.Statement<unknown[], EventRow>>();
   private readonly appendTx;
 
   constructor(private readonly db: Database.Database, options: SqliteEventStoreOptions = {}) {
@@ -106,6 +107,9 @@ export class SqliteEventStore implements EventStore {
       byId: db.prepare<[string], EventRow>('SELECT * FROM events WHERE id = ?'),
       head: db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
       lastRecordedAt: db.prepare<[], { t: number | null }>('SELECT MAX(recorded_at) AS t FROM events'),
+      streamForwards: db.prepare<[string, number, number], EventRow>('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?'),
+      streamBackwards: db.prepare<[string, number, number], EventRow>('SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'),
+      lastAtOrBefore: db.prepare<[number], { p: number | null }>('SELECT MAX(position) AS p FROM events WHERE recorded_at <= ?'),
     };
     this.lastRecordedAt = this.stmts.lastRecordedAt.get()?.t ?? 0;
     this.appendTx = db.transaction((appends: readonly StreamAppend[]) => appends.map((a) => this.appendOne(a)));
@@ -178,11 +182,7 @@ export class SqliteEventStore implements EventStore {
     const backwards = options.direction === 'backwards';
     let remaining = options.maxCount ?? Infinity;
     let from = options.fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0);
-    const stmt = this.db.prepare<[string, number, number], EventRow>(
-      backwards
-        ? 'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'
-        : 'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?',
-    );
+    const stmt = backwards ? this.stmts.streamBackwards : this.stmts.streamForwards;
     while (remaining > 0) {
       const rows = stmt.all(stream, from, Math.min(PAGE, remaining));
       for (const row of rows) yield toEvent(row);
@@ -195,8 +195,10 @@ export class SqliteEventStore implements EventStore {
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
     let after = options.after ?? 0;
     let remaining = options.maxCount ?? Infinity;
+    // Recorded times only grow with position, so "until" is a position bound found once through its index.
+    const upTo = options.until === undefined ? undefined : (this.stmts.lastAtOrBefore.get(options.until.getTime())?.p ?? 0);
     while (remaining > 0) {
-      const rows = this.readPage(after, Math.min(PAGE, remaining), options, options.until);
+      const rows = this.readPage(after, Math.min(PAGE, remaining), options, upTo);
       for (const row of rows) yield toEvent(row);
       if (rows.length === 0) return;
       remaining -= rows.length;
@@ -204,16 +206,22 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  private readPage(after: number, limit: number, filter: LogFilter, until?: Date): EventRow[] {
+  /**
+   * One page of the log in position order. The rowid drives the scan (`+type` keeps SQLite off the
+   * type index, which would sort the whole rest of the log for every page).
+   */
+  private readPage(after: number, limit: number, filter: LogFilter, upTo?: number): EventRow[] {
     const params: unknown[] = [after];
     let sql = 'SELECT * FROM events WHERE position > ?';
-    if (until !== undefined) {
-      sql += ' AND recorded_at <= ?';
-      params.push(until.getTime());
+    if (upTo !== undefined) {
+      sql += ' AND position <= ?';
+      params.push(upTo);
     }
     sql += filterSql(filter, params) + ' ORDER BY position LIMIT ?';
     params.push(limit);
-    return this.db.prepare<unknown[], EventRow>(sql).all(...params);
+    let stmt = this.pages.get(sql);
+    if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], EventRow>(sql)));
+    return stmt.all(...params);
   }
 
   async headPosition(): Promise<number> {
@@ -247,6 +255,8 @@ export class SqliteEventStore implements EventStore {
           }
           await handler(rows.map(toEvent));
           after = rows[rows.length - 1]!.position;
+          // better-sqlite3 is synchronous: give HTTP requests a turn between batches of a long catch-up.
+          await new Promise((resolve) => setImmediate(resolve));
         }
       } finally {
         this.appended.off('append', onAppend);

@@ -49,11 +49,18 @@ export class ProjectionTimeoutError extends Error {
   }
 }
 
+/** Longest a checkpoint advanced by no-op batches stays unstored. */
+const PERSIST_IDLE_MS = 1000;
+
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 interface Running {
   readonly projector: Projector;
+  /** Position of the last event folded in (what waitFor and status go by). */
   checkpoint: number;
+  /** The checkpoint as stored; behind `checkpoint` only after batches that changed nothing. */
+  persisted: number;
+  persistedAt: number;
   failed?: Error;
   stopped: boolean;
   subscription?: Subscription;
@@ -95,7 +102,7 @@ export class ProjectionRunner {
   async start(): Promise<void> {
     for (const projector of this.options.projectors) {
       for (const spec of projector.collections) await this.options.reads.ensureCollection(spec);
-      const run: Running = { projector, checkpoint: 0, stopped: false, retryDelay: this.retryDelayMs, busy: false };
+      const run: Running = { projector, checkpoint: 0, persisted: 0, persistedAt: 0, stopped: false, retryDelay: this.retryDelayMs, busy: false };
       this.running.set(projector.name, run);
       await this.subscribe(run);
     }
@@ -113,9 +120,9 @@ export class ProjectionRunner {
   private async followMovedCheckpoints(): Promise<void> {
     for (const run of this.running.values()) {
       if (run.busy || run.stopped) continue;
-      const mine = run.checkpoint;
+      const mine = run.persisted;
       const stored = (await this.options.reads.getCheckpoint(run.projector.name).catch(() => undefined))?.position;
-      if (stored !== undefined && stored !== mine && run.checkpoint === mine && !run.busy) {
+      if (stored !== undefined && stored !== mine && run.persisted === mine && !run.busy) {
         this.logger.info({ projection: run.projector.name, from: mine, to: stored }, 'checkpoint moved by another process; resuming from it');
         await this.resync(run).catch((e: Error) => this.onFailure(run, e));
       }
@@ -150,6 +157,8 @@ export class ProjectionRunner {
 
   private async subscribe(run: Running): Promise<void> {
     run.checkpoint = (await this.options.reads.getCheckpoint(run.projector.name))?.position ?? 0;
+    run.persisted = run.checkpoint;
+    run.persistedAt = Date.now();
     const subscription = this.options.events.subscribe({ after: run.checkpoint, batchSize: this.batchSize }, (batch) =>
       this.applyBatch(run, batch),
     );
@@ -176,8 +185,9 @@ export class ProjectionRunner {
       if (projector.handles === undefined || projector.handles.includes(event.type)) await projector.apply(event, docs);
     }
     const last = batch[batch.length - 1]!.position;
-    const expected = run.checkpoint === 0 ? null : { position: run.checkpoint };
-    await this.options.reads.commitBatch(projector.name, docs.ops(), expected, { position: last });
+    const ops = docs.ops();
+    // A batch that changes nothing need not cost a transaction: re-folding it after a crash is harmless.
+    if (ops.length > 0 || Date.now() - run.persistedAt > PERSIST_IDLE_MS) await this.persist(run, ops, last);
     run.checkpoint = last;
     run.failed = undefined;
     run.retryDelay = this.retryDelayMs;
@@ -187,6 +197,13 @@ export class ProjectionRunner {
         this.logger.error({ projection: projector.name, err: { message: e.message } }, 'after-commit step failed'),
       );
     }
+  }
+
+  private async persist(run: Running, ops: ReturnType<BatchDocs['ops']>, position: number): Promise<void> {
+    const expected = run.persisted === 0 ? null : { position: run.persisted };
+    await this.options.reads.commitBatch(run.projector.name, ops, expected, { position });
+    run.persisted = position;
+    run.persistedAt = Date.now();
   }
 
   private onFailure(run: Running, error: Error): void {
@@ -269,6 +286,11 @@ export class ProjectionRunner {
         run.stopped = true;
         clearTimeout(run.retryTimer);
         await run.subscription?.stop();
+        if (run.checkpoint > run.persisted && !run.failed) {
+          await this.persist(run, [], run.checkpoint).catch((e: Error) =>
+            this.logger.warn({ projection: run.projector.name, err: { message: e.message } }, 'could not store the last checkpoint; the next start re-folds a few no-op events'),
+          );
+        }
       }),
     );
   }
