@@ -8,6 +8,7 @@ import { filenameProblem, mediaTypeOf } from '../../files/files.ts';
 import { presentFile } from '../../queries/file-api.ts';
 import { HttpError } from '../errors.ts';
 import type { AppState } from '../state.ts';
+import { drainThenClose } from '../read-body.ts';
 import { metadataOf } from '../validate.ts';
 
 export interface AdminFileDeps {
@@ -21,9 +22,13 @@ const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : 
 /** A refusal before the body is read closes the connection, so the unread body is not read and discarded. */
 const refused = (kind: string, message: string) => new HttpError(400, kind, message, { Connection: 'close' });
 
-/** 413, closing the connection so the rest of an oversize body is not read. */
-const tooLarge = (limit: number) =>
-  new HttpError(413, 'svc:api:payload-too-large', `The file is larger than the limit of ${limit} bytes`, { Connection: 'close' });
+/**
+ * 413. Refused up front (by Content-Length) it closes the connection so the body is never read;
+ * refused mid-stream the rest is drained briefly instead, as closing with unread data resets the
+ * connection and the client could lose the answer.
+ */
+const tooLarge = (limit: number, close: boolean) =>
+  new HttpError(413, 'svc:api:payload-too-large', `The file is larger than the limit of ${limit} bytes`, close ? { Connection: 'close' } : {});
 
 /**
  * The request body as a stream of its own: the store may destroy it (on an oversize body) without
@@ -56,13 +61,16 @@ export const adminFileRoutes = (deps: CommandDeps, files: AdminFileDeps) => {
     const mimeType = mediaTypeOf(ctx.get('Content-Type') || undefined);
     if (!mimeType) throw refused('svc:file:bad-content-type', 'Content-Type must be a media type such as image/png');
     const declared = ctx.request.length;
-    if (declared !== undefined && declared > files.fileLimitBytes) throw tooLarge(files.fileLimitBytes);
+    if (declared !== undefined && declared > files.fileLimitBytes) throw tooLarge(files.fileLimitBytes, true);
 
     let result;
     try {
       result = await storeFile(deps, files.blobs, metadataOf(ctx), { source: bodyOf(ctx.req), filename: filename!, mimeType, limit: files.fileLimitBytes });
     } catch (e) {
-      if (e instanceof BlobTooLargeError) throw tooLarge(files.fileLimitBytes);
+      if (e instanceof BlobTooLargeError) {
+        drainThenClose(ctx.req);
+        throw tooLarge(files.fileLimitBytes, false);
+      }
       throw e;
     }
     ctx.status = result.created ? 201 : 200;
