@@ -20,10 +20,10 @@ export interface CommandDeps {
  * Read-your-writes: answer only once the read models show the command's effects. If they lag
  * beyond the bound the write still stands; the caller is told nothing false, only later.
  */
-export const waitUntilVisible = async (deps: CommandDeps, position: number | undefined): Promise<void> => {
+export const waitUntilVisible = async (deps: CommandDeps, position: number | undefined, types?: readonly string[]): Promise<void> => {
   if (position === undefined) return;
   try {
-    await deps.runner.waitFor(position, { timeoutMs: deps.waitTimeoutMs });
+    await deps.runner.waitFor(position, { timeoutMs: deps.waitTimeoutMs, ...(types ? { types } : {}) });
   } catch (e) {
     if (!(e instanceof ProjectionTimeoutError)) throw e;
     deps.logger.warn({ position, behind: e.behind }, 'read models lag behind a command; answering anyway');

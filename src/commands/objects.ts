@@ -1,4 +1,4 @@
-import { objectStream } from '../objects/events.ts';
+import { OBJECT_EVENT_TYPES, objectStream } from '../objects/events.ts';
 import {
   decideChangeAttributes,
   decideChangeLabels,
@@ -25,7 +25,7 @@ export interface ObjectChanged {
 const DEFAULT_LABEL = 'svc:label:common';
 
 const answer = async (deps: CommandDeps, ref: string, result: CommandResult<StoreObject>): Promise<ObjectChanged> => {
-  await waitUntilVisible(deps, result.position);
+  await waitUntilVisible(deps, result.position, OBJECT_EVENT_TYPES);
   return { ref, recordVersion: result.state?.recordVersion ?? 0, changed: result.appended > 0 };
 };
 

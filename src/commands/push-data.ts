@@ -69,6 +69,6 @@ export const pushData = async (deps: CommandDeps, models: Models, metadata: Even
     return { result: 'error', applied: 0, failures: 0, errorCount: 0, errors: [`Exception when processing: Model not implemented: ${control.model}`], actions: [] };
   }
   const result = await runBatch(batchPorts(deps, metadata), control, model, body);
-  await waitUntilVisible(deps, result.position);
+  await waitUntilVisible(deps, result.position, result.types);
   return result;
 };

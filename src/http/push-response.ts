@@ -1,7 +1,7 @@
 import type { BatchResult } from '../import/batch.ts';
 import type { ResponseFormat } from '../rest-apis/rest-apis.ts';
 
-export type PushResult = Omit<BatchResult, 'result' | 'position'> & { readonly result: BatchResult['result'] | 'not authorised' };
+export type PushResult = Omit<BatchResult, 'result' | 'position' | 'types'> & { readonly result: BatchResult['result'] | 'not authorised' };
 
 /** success 200, not authorised 403, failure and error 400 (haplo-behaviour.md §2.2). */
 export const pushStatus = (result: PushResult['result']): number => (result === 'success' ? 200 : result === 'not authorised' ? 403 : 400);

@@ -19,6 +19,8 @@ export interface BatchResult {
   readonly actions: readonly { readonly changed: readonly SaveAction[]; readonly record: string }[];
   /** Global position of the last write, for read-your-writes. */
   readonly position?: number;
+  /** Types of the events written, so read-your-writes waits only for the read models they touch. */
+  readonly types?: readonly string[];
 }
 
 /** The engine's access to the stores; implemented by the push-data command. */
@@ -54,6 +56,7 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
   let applied = 0;
   let failures = 0;
   let position: number | undefined;
+  const types = new Set<string>();
   let hinted = false;
   /** The hint was given by the current attempt of a record (an attempt that is retried gives it again). */
   let hintedInAttempt = false;
@@ -118,6 +121,7 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
         try {
           const plan = await planRecordCommit(commitHost, t.targetsToCommit());
           position = (await ports.commit(plan)) ?? position;
+          for (const a of plan.appends) for (const e of a.events) types.add(e.type);
           outcome = { complete: true, changed: [...plan.actions] };
           break;
         } catch (e) {
@@ -140,7 +144,7 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
   } catch (e) {
     const errorCount = log.count;
     log.messages.push(`Exception when processing: ${(e as Error).message}`);
-    return { result: 'error', applied, failures, errorCount, errors: log.messages, actions, ...(position !== undefined ? { position } : {}) };
+    return { result: 'error', applied, failures, errorCount, errors: log.messages, actions, ...(position !== undefined ? { position, types: [...types] } : {}) };
   }
   return {
     result: failures > 0 ? 'failure' : 'success',
@@ -149,6 +153,6 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
     errorCount: log.count,
     errors: log.messages,
     actions,
-    ...(position !== undefined ? { position } : {}),
+    ...(position !== undefined ? { position, types: [...types] } : {}),
   };
 };

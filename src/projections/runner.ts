@@ -223,8 +223,17 @@ export class ProjectionRunner {
   }
 
   /** Resolves once every named projection (default: all) has folded the event at `position`. */
-  async waitFor(position: number, options: { timeoutMs?: number; projections?: readonly string[] } = {}): Promise<void> {
-    const names = options.projections ?? [...this.running.keys()];
+  /**
+   * With `types`, only projections that fold one of those event types are waited for: the others
+   * cannot show the command's effects anyway.
+   */
+  async waitFor(position: number, options: { timeoutMs?: number; projections?: readonly string[]; types?: readonly string[] } = {}): Promise<void> {
+    const { types } = options;
+    const names =
+      options.projections ??
+      [...this.running.values()]
+        .filter((r) => !types || r.projector.handles === undefined || types.some((t) => r.projector.handles!.includes(t)))
+        .map((r) => r.projector.name);
     const behind = () => names.filter((n) => (this.running.get(n)?.checkpoint ?? 0) < position);
     if (behind().length === 0) return;
     const timeoutMs = options.timeoutMs ?? 5000;
