@@ -25,24 +25,13 @@ import { join } from 'node:path';
 import { adminCall, basicAuth, httpRequest, load, loadAverage, spawnServer, startServiceProcess, stopServer, type LoadResult, type ServerProcess } from './domain-support.ts';
 import { formatRate, mean, progress, round, withTempDir, type Benchmark, type BenchmarkResult } from './support.ts';
 import { writeFileSync } from 'node:fs';
+import { EXAMPLE_CONTROL } from '../test/support/push-data.ts';
 
 const TARGET_RATIO = 0.15;
 const CONNECTIONS = 32;
 const ROUNDS = 2;
 const USERS = 200;
 const API = 'update-title';
-
-/** The control file of the contract's example (interface.md; test/push-data/contract-example.test.ts). */
-const EXAMPLE_CONTROL = {
-  dataImportControlFileVersion: 0,
-  model: 'svc:person',
-  files: { DEFAULT: { read: 'json', singleRecord: true } },
-  instructions: [
-    { source: 'username', destination: 'load:by-ref', name: 'ref', filters: ['svc:username-to-ref'] },
-    { action: 'load', destination: 'profile', using: 'load:by-ref' },
-    { source: 'title', destination: 'phd:project', name: 'dc:attribute:title' },
-  ],
-};
 
 interface PushBody {
   result: string;

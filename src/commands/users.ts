@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { objectStream } from '../objects/events.ts';
-import { decideCreate, evolveObject } from '../objects/object.ts';
+import { decideCreate } from '../objects/object.ts';
 import { newRef } from '../objects/ref.ts';
 import type { PersonName } from '../objects/values.ts';
 import { GROUPS, USERS, type GroupDoc } from '../projections/users-projector.ts';

@@ -104,7 +104,6 @@ export type Attributes = Readonly<Record<string, readonly AttributeValue[]>>;
 export const sameValues = (a: readonly AttributeValue[] | undefined, b: readonly AttributeValue[] | undefined): boolean =>
   stableJson(a ?? []) === stableJson(b ?? []);
 
-export const sameValue = (a: AttributeValue, b: AttributeValue): boolean => stableJson(a) === stableJson(b);
 
 /** The next free attribute-group id in an object: one more than the largest in use (1 when none are). */
 export const nextGroupId = (attributes: Attributes): number => {

@@ -1,6 +1,6 @@
 import type { EventStore } from '../events/event-store.ts';
 import { OBJECT_EVENT_TYPES } from '../objects/events.ts';
-import type { DocAccess, Projector } from '../projections/projector.ts';
+import type { Projector } from '../projections/projector.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
 import { MemoryDocs } from '../projections/batch-docs.ts';
@@ -139,4 +139,3 @@ export const collectionData = async (deps: ReportingDeps, name: string, at: Date
   return { name, status, at: at.toISOString(), ...(await answer(deps, c, memorySource(docs, name), access)) };
 };
 
-export type { DocAccess };

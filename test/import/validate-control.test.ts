@@ -5,6 +5,7 @@ import { readerNames } from '../../src/import/readers.ts';
 import { OVERWRITE_IN_FOR_EACH, validateControlFile, type ControlValidationContext } from '../../src/import/validate-control.ts';
 import { configFile } from '../../src/paths.ts';
 import { loadSchema } from '../../src/schema/load-schema.ts';
+import { EXAMPLE_CONTROL } from '../support/push-data.ts';
 
 const schema = loadSchema(configFile('schema.json'));
 const ctx: ControlValidationContext = {
@@ -17,16 +18,7 @@ const ctx: ControlValidationContext = {
 type Json = Record<string, unknown>;
 
 /** The contract's example control file (spec/interface.md, "update-title"). */
-const contractExample = (): Json => ({
-  dataImportControlFileVersion: 0,
-  model: 'svc:person',
-  files: { DEFAULT: { read: 'json', singleRecord: true } },
-  instructions: [
-    { source: 'username', destination: 'load:by-ref', name: 'ref', filters: ['svc:username-to-ref'] },
-    { action: 'load', destination: 'profile', using: 'load:by-ref' },
-    { source: 'title', destination: 'phd:project', name: 'dc:attribute:title' },
-  ],
-});
+const contractExample = (): Json => structuredClone(EXAMPLE_CONTROL);
 
 /** The contract example with some root keys replaced (undefined removes a key). */
 const withRoot = (changes: Json): Json => {

@@ -1,18 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { EXAMPLE_CONTROL } from '../support/push-data.ts';
 import { startTestService, type TestService } from '../support/service.ts';
-
-/** The control file of the contract's example (interface.md), verbatim apart from `svc:`. */
-export const EXAMPLE_CONTROL = {
-  dataImportControlFileVersion: 0,
-  model: 'svc:person',
-  files: { DEFAULT: { read: 'json', singleRecord: true } },
-  instructions: [
-    { source: 'username', destination: 'load:by-ref', name: 'ref', filters: ['svc:username-to-ref'] },
-    { action: 'load', destination: 'profile', using: 'load:by-ref' },
-    { source: 'title', destination: 'phd:project', name: 'dc:attribute:title' },
-  ],
-};
 
 interface Ctx {
   svc: TestService;

@@ -9,7 +9,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { basic, issueKey } from '../support/fixtures.ts';
-import { control, defineApi, head, PUSH_DATA_USER, type Api, type Control } from '../support/push-data.ts';
+import { EXAMPLE_CONTROL, control, defineApi, head, PUSH_DATA_USER, type Api, type Control } from '../support/push-data.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 const SEED = 0x5eed2024;
@@ -112,11 +112,7 @@ const SYNC_INSTRUCTIONS = [
   ABORT,
 ];
 /** The contract example: with no user profiles in this store, its load always fails. */
-const EXAMPLE = control('svc:person', [
-  { source: 'username', destination: 'load:by-ref', name: 'ref', filters: ['svc:username-to-ref'] },
-  { action: 'load', destination: 'profile', using: 'load:by-ref' },
-  { source: 'title', destination: 'phd:project', name: TITLE },
-]);
+const EXAMPLE = control('svc:person', EXAMPLE_CONTROL.instructions);
 const BASE_CONTROLS: readonly Control[] = [
   projectControl({ read: 'json' }),
   projectControl({ read: 'xml-text-of-children', singleRecord: true }),

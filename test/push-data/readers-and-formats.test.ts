@@ -6,18 +6,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { basic, call, createUser, issueKey } from '../support/fixtures.ts';
-import { adminObject, control, defineApi, expectFailure, expectSuccess, head, plain, push, PUSH_DATA_GROUP, PUSH_DATA_USER, type Api } from '../support/push-data.ts';
+import { EXAMPLE_CONTROL, adminObject, control, defineApi, expectFailure, expectSuccess, head, plain, push, PUSH_DATA_GROUP, PUSH_DATA_USER, type Api } from '../support/push-data.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 
 const LIMIT = 64 * 1024;
 const TITLE = 'dc:attribute:title';
 
 /** The contract example's instructions: the project title of the user named in the record. */
-const EXAMPLE = [
-  { source: 'username', destination: 'load:by-ref', name: 'ref', filters: ['svc:username-to-ref'] },
-  { action: 'load', destination: 'profile', using: 'load:by-ref' },
-  { source: 'title', destination: 'phd:project', name: TITLE },
-];
+const EXAMPLE = EXAMPLE_CONTROL.instructions;
 const example = (read: Record<string, unknown>) => control('svc:person', EXAMPLE, {}, read);
 
 interface Ctx {

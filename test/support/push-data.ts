@@ -10,6 +10,18 @@ import { basic, call, unique } from './fixtures.ts';
 import type { TestService } from './service.ts';
 import { tempDir } from './tmp.ts';
 
+/** The contract's example control file (spec/interface.md, "update-title"), verbatim apart from `svc:`. */
+export const EXAMPLE_CONTROL = {
+  dataImportControlFileVersion: 0,
+  model: 'svc:person',
+  files: { DEFAULT: { read: 'json', singleRecord: true } },
+  instructions: [
+  { source: 'username', destination: 'load:by-ref', name: 'ref', filters: ['svc:username-to-ref'] },
+  { action: 'load', destination: 'profile', using: 'load:by-ref' },
+  { source: 'title', destination: 'phd:project', name: 'dc:attribute:title' },
+  ],
+};
+
 /** The push-data group (haplo's `haplo:group:data-import-api:service`). */
 export const PUSH_DATA_GROUP = 'svc:group:data-import-api';
 /** The service user that keys issued for an API belong to. */
