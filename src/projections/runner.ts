@@ -68,6 +68,8 @@ interface Running {
   retryDelay: number;
   busy: boolean;
   rebuild?: RebuildProgress & { error?: string };
+  /** Bumped whenever this process sees the projection's documents change (a batch with writes, a resync). */
+  version: number;
 }
 
 /**
@@ -102,7 +104,7 @@ export class ProjectionRunner {
   async start(): Promise<void> {
     for (const projector of this.options.projectors) {
       for (const spec of projector.collections) await this.options.reads.ensureCollection(spec);
-      const run: Running = { projector, checkpoint: 0, persisted: 0, persistedAt: 0, stopped: false, retryDelay: this.retryDelayMs, busy: false };
+      const run: Running = { projector, checkpoint: 0, persisted: 0, persistedAt: 0, stopped: false, retryDelay: this.retryDelayMs, busy: false, version: 0 };
       this.running.set(projector.name, run);
       await this.subscribe(run);
     }
@@ -155,7 +157,17 @@ export class ProjectionRunner {
     return initial;
   }
 
+  /**
+   * A number that changes whenever the projection's documents may have changed in this process:
+   * lets callers cache what they derive from a read model (e.g. API-key principals) and drop it
+   * exactly when that read model moves. Unknown projections answer -1.
+   */
+  version(name: string): number {
+    return this.running.get(name)?.version ?? -1;
+  }
+
   private async subscribe(run: Running): Promise<void> {
+    run.version++;
     run.checkpoint = (await this.options.reads.getCheckpoint(run.projector.name))?.position ?? 0;
     run.persisted = run.checkpoint;
     run.persistedAt = Date.now();
@@ -204,6 +216,7 @@ export class ProjectionRunner {
     await this.options.reads.commitBatch(run.projector.name, ops, expected, { position });
     run.persisted = position;
     run.persistedAt = Date.now();
+    if (ops.length > 0) run.version++;
   }
 
   private onFailure(run: Running, error: Error): void {
