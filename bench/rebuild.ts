@@ -5,15 +5,15 @@
  * Data: the caught-up data directory `reporting` left in the same run (its snapshots deleted), or,
  * when `reporting` did not run, a fresh copy of the same generated history caught up here first.
  * A service process serves it; a separate process (bench/rebuild-worker.ts: the CLI context and
- * `rebuildProjection` for every projector of the app model, in order, as `svc rebuild all`) rebuilds
+ * `rebuildProjections` for every projector of the app model in one pass, as `svc rebuild all`) rebuilds
  * every read model blue/green. Three processes therefore share the machine's CPUs.
  *
  * Reads (in this process, fetch, keep-alive): two loops of `GET /api/v0-object/ref/<random project>
  * ?sources=NONE` and one loop of `GET /api/reporting/v0/collection-data/phd_projects`, for
  * `5 s x scale` (at least 3 s) before the rebuild and for its whole duration; p50/p99 of each.
  *
- * Target: >= 100,000 events/s overall (events read by all projector runs / wall time of the whole
- * rebuild), each projector's rate reported too; no failed read during the rebuild.
+ * Target: >= 100,000 events/s overall (log events / wall time of the whole rebuild, which reads the
+ * log once for all projections; events x projections / wall time is reported too); no failed read during the rebuild.
  * Correctness (else ok: false): after the service has followed the switched-in projections, the
  * collection data and 20 sampled objects read exactly as before the rebuild, and every projection
  * is live with lag 0.
@@ -45,8 +45,8 @@ const TARGET_EVENTS_PER_SEC = 100_000;
 const TIMEOUT_MS = 120 * 60_000;
 const SAMPLED_OBJECTS = 20;
 
-interface ProjectorRun {
-  readonly projection: string;
+interface RebuildRun {
+  readonly projections: readonly string[];
   readonly processed: number;
   readonly position: number;
   readonly ms: number;
@@ -99,24 +99,23 @@ const readState = async (server: ServerProcess, auth: Record<string, string>, re
   return { digest: hash.digest('hex').slice(0, 16), rows: answer.rows.length };
 };
 
-/** Spawns the rebuild process; resolves with one entry per projection once it exits (rejects on failure). */
+/** Spawns the rebuild process; resolves with its result line once it exits (rejects on failure). */
 const runRebuild = (dataDir: string) => {
-  const runs: ProjectorRun[] = [];
+  let run: RebuildRun | undefined;
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./rebuild-worker.ts', import.meta.url))], {
     env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_'))), SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   createInterface({ input: child.stdout! }).on('line', (line) => {
-    const run = JSON.parse(line) as ProjectorRun;
-    runs.push(run);
-    progress(`rebuild: ${run.projection}: ${run.processed} events in ${(run.ms / 1000).toFixed(1)} s (${formatRate((run.processed * 1000) / run.ms)})`);
+    run = JSON.parse(line) as RebuildRun;
+    progress(`rebuild: ${run.projections.length} projections, ${run.processed} log events in ${(run.ms / 1000).toFixed(1)} s (${formatRate((run.processed * 1000) / run.ms)})`);
   });
   const timer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
-  return new Promise<ProjectorRun[]>((resolve, reject) => {
+  return new Promise<RebuildRun>((resolve, reject) => {
     child.once('exit', (code) => {
       clearTimeout(timer);
-      if (code === 0) resolve(runs);
-      else reject(new Error(`rebuild process exited with ${code} after ${runs.length} projections`));
+      if (code === 0 && run) resolve(run);
+      else reject(new Error(`rebuild process exited with ${code}`));
     });
   });
 };
@@ -134,7 +133,7 @@ const waitForFollow = async (server: ServerProcess, head: number) => {
 
 export const rebuild: Benchmark = {
   name: 'rebuild',
-  description: `svc rebuild all (rebuildProjection for every projector, own process) on a 1,000,000-event data directory while a service process serves object and collection-data reads: events/s per projector and overall (target >= ${TARGET_EVENTS_PER_SEC}), read p50/p99 before vs during`,
+  description: `svc rebuild all (every projector in one pass over the log, own process) on a 1,000,000-event data directory while a service process serves object and collection-data reads: log events/s (target >= ${TARGET_EVENTS_PER_SEC}), read p50/p99 before vs during`,
   async run(scale: number): Promise<BenchmarkResult> {
     const loadBefore = loadAverage();
     const shared = await sharedHistory(scale);
@@ -172,28 +171,28 @@ export const rebuild: Benchmark = {
       progress(`rebuild: rebuilding every projection of ${head} events while reading`);
       const started = performance.now();
       const rebuilding = runRebuild(dataDir);
-      const [runs, readsDuring] = await Promise.all([rebuilding, readWhile(server, auth, refs, rebuilding.catch(() => undefined))]);
+      const [run, readsDuring] = await Promise.all([rebuilding, readWhile(server, auth, refs, rebuilding.catch(() => undefined))]);
       const totalMs = performance.now() - started;
 
       const followMs = await waitForFollow(server, head);
       const after = await readState(server, auth, sampled);
 
-      const processed = runs.reduce((a, r) => a + r.processed, 0);
-      const overall = Math.round((processed * 1000) / totalMs);
-      const perProjector = runs.map((r) => ({ projection: r.projection, events: r.processed, seconds: round(r.ms / 1000, 1), eventsPerSec: Math.round((r.processed * 1000) / r.ms) }));
-      const ok = before.digest === after.digest && runs.every((r) => r.phase === 'done' && r.position >= head) && readsBefore.failures === 0;
+      // The log is read once for every projection: the rate is log events over the wall time of the whole run.
+      const overall = Math.round((head * 1000) / totalMs);
+      const ok = before.digest === after.digest && run.phase === 'done' && run.position >= head && readsBefore.failures === 0;
       return {
         ok,
         meetsTarget: ok && overall >= TARGET_EVENTS_PER_SEC && readsDuring.failures === 0,
-        target: { overallEventsPerSec: `>= ${TARGET_EVENTS_PER_SEC}` },
+        target: { logEventsPerSec: `>= ${TARGET_EVENTS_PER_SEC}` },
         overallEventsPerSec: overall,
         rebuild: {
-          how: 'own process: openCli() over the data directory, rebuildProjection for every projector in order (= svc rebuild all, default batch size 2000)',
+          how: 'own process: openCli() over the data directory, rebuildProjections for every projector in one pass over the log (= svc rebuild all, default batch size 2000); wall time includes process start',
           logEvents: head,
-          projectors: perProjector,
-          slowest: perProjector.reduce((a, b) => (b.eventsPerSec < a.eventsPerSec ? b : a)),
+          projections: run.projections,
+          processed: run.processed,
+          inProcessSeconds: round(run.ms / 1000, 1),
           totalSeconds: round(totalMs / 1000, 1),
-          logEventsPerSec: Math.round((head * 1000) / totalMs),
+          projectorEventsPerSec: Math.round((head * run.projections.length * 1000) / totalMs),
           serviceFollowedAfterMs: Math.round(followMs),
         },
         reads: { before: readsBefore, during: readsDuring },

@@ -31,9 +31,13 @@ const describe = (errors: t.Errors): string[] =>
 export type EventDecoder = <E extends { type: string; data: unknown }>(event: RecordedEvent) => E;
 
 /** A decoder over a codec table; unknown event types pass through untouched (other services may share a log). */
-export const eventDecoder =
-  (codecs: Readonly<Record<string, EventCodec>>): EventDecoder =>
-  <E extends { type: string; data: unknown }>(event: RecordedEvent): E => {
+export const eventDecoder = (codecs: Readonly<Record<string, EventCodec>>): EventDecoder => {
+  // Every projector decodes the events it folds: the shared log reader hands them all the same
+  // objects, so each event is checked once, not once per projector.
+  const decoded = new WeakMap<RecordedEvent, unknown>();
+  return <E extends { type: string; data: unknown }>(event: RecordedEvent): E => {
+    const hit = decoded.get(event);
+    if (hit) return hit as E;
     const entry = codecs[event.type];
     if (!entry) return event as unknown as E;
     let data = event.data;
@@ -44,5 +48,8 @@ export const eventDecoder =
     }
     const result = entry.codec.decode(data);
     if (isLeft(result)) throw new EventDecodeError(event, describe(result.left));
-    return { ...event, data: result.right } as unknown as E;
+    const out = { ...event, data: result.right };
+    decoded.set(event, out);
+    return out as unknown as E;
   };
+};

@@ -109,7 +109,7 @@ export class SqliteEventStore implements EventStore {
       lastRecordedAt: db.prepare<[], { t: number | null }>('SELECT MAX(recorded_at) AS t FROM events'),
       streamForwards: db.prepare<[string, number, number], EventRow>('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?'),
       streamBackwards: db.prepare<[string, number, number], EventRow>('SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'),
-      lastAtOrBefore: db.prepare<[number], { p: number | null }>('SELECT MAX(position) AS p FROM events WHERE recorded_at <= ?'),
+      lastAtOrBefore: db.prepare<[number], { p: number | null }>('SELECT position AS p FROM events WHERE recorded_at <= ? ORDER BY recorded_at DESC, position DESC LIMIT 1'),
     };
     this.lastRecordedAt = this.stmts.lastRecordedAt.get()?.t ?? 0;
     this.appendTx = db.transaction((appends: readonly StreamAppend[]) => appends.map((a) => this.appendOne(a)));
@@ -195,7 +195,8 @@ export class SqliteEventStore implements EventStore {
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
     let after = options.after ?? 0;
     let remaining = options.maxCount ?? Infinity;
-    // Recorded times only grow with position, so "until" is a position bound found once through its index.
+    // Recorded times only grow with position, so "until" is a position bound found once through its
+    // index (one seek: the newest entry at or before it, not a count through every earlier one).
     const upTo = options.until === undefined ? undefined : (this.stmts.lastAtOrBefore.get(options.until.getTime())?.p ?? 0);
     while (remaining > 0) {
       const rows = this.readPage(after, Math.min(PAGE, remaining), options, upTo);

@@ -3,44 +3,92 @@ import type { Doc, ReadStore, WriteOp } from './read-store.ts';
 
 const key = (collection: string, id: string) => `${collection}\u0000${id}`;
 
+interface Entry {
+  readonly collection: string;
+  readonly id: string;
+  readonly doc: Doc | null;
+}
+
 /**
- * Documents seen through one batch: reads fall through to the store once, writes stay in memory
- * and become one list of operations committed with the checkpoint.
+ * Documents seen while folding: reads fall through to the store once, writes stay in memory
+ * until they are committed (with the checkpoint) as one list of operations. The runner uses one
+ * per batch; a rebuild keeps one across many batches, so each document is written once per
+ * commit however often it changed, and when it starts from nothing (`complete`) it never reads
+ * the store at all.
  */
 export class BatchDocs implements DocAccess {
-  private readonly cache = new Map<string, { collection: string; id: string; doc: Doc | null; dirty: boolean }>();
+  private readonly cache = new Map<string, Entry>();
+  private unwritten = new Map<string, Entry>();
+  private recent = new Map<string, Entry>();
 
   constructor(
     private readonly store: ReadStore,
     /** Maps a projector's collection name to the physical one (rebuilds write into fresh copies). */
     private readonly physical: (collection: string) => string = (c) => c,
+    /** True when every document folded so far is in this cache (a rebuild from the start). */
+    readonly complete = false,
   ) {}
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
-    const k = key(collection, id);
-    const hit = this.cache.get(k);
+    const hit = this.cache.get(key(collection, id));
     if (hit) return hit.doc as T | null;
+    if (this.complete) return null;
     const doc = await this.store.get<T>(this.physical(collection), id);
-    this.cache.set(k, { collection, id, doc, dirty: false });
+    this.cache.set(key(collection, id), { collection, id, doc });
     return doc;
   }
 
   put(collection: string, doc: Doc): void {
-    this.cache.set(key(collection, doc.id), { collection, id: doc.id, doc, dirty: true });
+    this.set({ collection, id: doc.id, doc });
   }
 
   delete(collection: string, id: string): void {
-    this.cache.set(key(collection, id), { collection, id, doc: null, dirty: true });
+    this.set({ collection, id, doc: null });
   }
 
+  private set(entry: Entry): void {
+    const k = key(entry.collection, entry.id);
+    this.cache.set(k, entry);
+    this.unwritten.set(k, entry);
+    this.recent.set(k, entry);
+  }
+
+  get size(): number {
+    return this.cache.size;
+  }
+
+  get pending(): number {
+    return this.unwritten.size;
+  }
+
+  /** The writes not yet committed, under physical collection names. */
   ops(): WriteOp[] {
-    const ops: WriteOp[] = [];
-    for (const { collection, id, doc, dirty } of this.cache.values()) {
-      if (!dirty) continue;
+    return [...this.unwritten.values()].map(({ collection, id, doc }) => {
       const physical = this.physical(collection);
-      ops.push(doc === null ? { kind: 'delete', collection: physical, id } : { kind: 'put', collection: physical, doc });
-    }
-    return ops;
+      return doc === null ? ({ kind: 'delete', collection: physical, id } as const) : ({ kind: 'put', collection: physical, doc } as const);
+    });
+  }
+
+  /** After `ops()` have been committed. */
+  written(): void {
+    this.unwritten = new Map();
+  }
+
+  /** The writes since the last call, under the projector's own collection names. */
+  takeChanges(): WriteOp[] {
+    const out = [...this.recent.values()].map(({ collection, id, doc }) =>
+      doc === null ? ({ kind: 'delete', collection, id } as const) : ({ kind: 'put', collection, doc } as const),
+    );
+    this.recent = new Map();
+    return out;
+  }
+
+  /** Every document of a collection; only a complete cache can answer. */
+  documents(collection: string): Doc[] {
+    if (!this.complete) throw new Error('Only a complete cache lists documents');
+    const out: Doc[] = [];
+    for (const e of this.cache.values()) if (e.collection === collection && e.doc) out.push(e.doc);
+    return out;
   }
 }
 
@@ -64,5 +112,12 @@ export class MemoryDocs implements DocAccess {
 
   delete(collection: string, id: string): void {
     this.of(collection).delete(id);
+  }
+
+  /** A copy to replay further events onto; documents are never changed in place, so they are shared. */
+  clone(): MemoryDocs {
+    const copy = new MemoryDocs();
+    for (const [name, docs] of this.collections) copy.collections.set(name, new Map(docs));
+    return copy;
   }
 }

@@ -39,6 +39,9 @@ const linksOf = (o: StoreObject): LinkDoc[] =>
     ),
   );
 
+const sameLink = (a: LinkDoc, b: LinkDoc) =>
+  a.to === b.to && a.qualifier === b.qualifier && a.fromType === b.fromType && a.fromCreated === b.fromCreated && a.attribute === b.attribute;
+
 /** Store objects as they are now, plus the link index used for "objects linking to X". */
 export const objectsProjector = (decode: EventDecoder): Projector => ({
   name: 'objects',
@@ -60,8 +63,14 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
       behaviour: behaviour?.type === 'configuration-name' ? behaviour.value : null,
     });
     if (event.type === 'ObjectCreated' || event.type === 'ObjectAttributesChanged') {
-      for (const link of before ? linksOf(before) : []) docs.delete(OBJECT_LINKS, link.id);
-      for (const link of linksOf(after)) docs.put(OBJECT_LINKS, link);
+      // Most changes leave the links alone: only what differs is written.
+      const previous = new Map((before ? linksOf(before) : []).map((l) => [l.id, l]));
+      for (const link of linksOf(after)) {
+        const old = previous.get(link.id);
+        previous.delete(link.id);
+        if (!old || !sameLink(old, link)) docs.put(OBJECT_LINKS, link);
+      }
+      for (const id of previous.keys()) docs.delete(OBJECT_LINKS, id);
     }
   },
 });

@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../events/event-store.ts';
-import type { CollectionSpec, Doc, ReadStore } from './read-store.ts';
+import type { CollectionSpec, Doc, ReadStore, WriteOp } from './read-store.ts';
 
 /** What a projector may do with read-model documents while folding one event. */
 export interface DocAccess {
@@ -20,12 +20,24 @@ export interface Projector {
   readonly handles?: readonly string[];
   apply(event: RecordedEvent, docs: DocAccess): void | Promise<void>;
   /**
-   * Runs after a batch (ending with `last`) has committed, before the next one: the read model is
-   * consistent here, so this is where snapshots are taken. Failures are logged, never retried.
+   * Runs after each batch has been folded, before the next one: this is where snapshots are taken.
+   * Failures are logged, never retried.
    */
-  afterCommit?(reads: ReadStore, last: RecordedEvent, rebuild?: RebuildTarget): Promise<void>;
+  afterBatch?(context: BatchContext): Promise<void>;
   /** Runs once a rebuild has been switched in (e.g. to retire data derived from the old version). */
   afterRebuild?(reads: ReadStore): Promise<void>;
+}
+
+export interface BatchContext {
+  readonly reads: ReadStore;
+  /** The batch's last event. */
+  readonly last: RecordedEvent;
+  /** What the batch wrote and removed, under the projector's own collection names. */
+  readonly changes: readonly WriteOp[];
+  /** Set while the projection is being rebuilt. */
+  readonly rebuild?: RebuildTarget;
+  /** Every document of one of the projector's collections, as folded up to `last`. */
+  state(collection: string): Promise<Iterable<Doc>>;
 }
 
 /** Where a rebuild writes: fresh copies of the projector's collections under other names. */

@@ -63,13 +63,21 @@ interface Running {
   persistedAt: number;
   failed?: Error;
   stopped: boolean;
-  subscription?: Subscription;
+  /** The log reader feeding this projection (shared by all of them, unless it had to fall back to its own). */
+  feed?: Feed;
   retryTimer?: NodeJS.Timeout;
   retryDelay: number;
   busy: boolean;
   rebuild?: RebuildProgress & { error?: string };
   /** Bumped whenever this process sees the projection's documents change (a batch with writes, a resync). */
   version: number;
+}
+
+/** One reading of the log, handing each batch to every member from the member's own checkpoint on. */
+interface Feed {
+  readonly members: Set<Running>;
+  subscription?: Subscription;
+  stopped: boolean;
 }
 
 /**
@@ -102,21 +110,36 @@ export class ProjectionRunner {
   }
 
   async start(): Promise<void> {
+    const runs: Running[] = [];
     for (const projector of this.options.projectors) {
       for (const spec of projector.collections) await this.options.reads.ensureCollection(spec);
       const run: Running = { projector, checkpoint: 0, persisted: 0, persistedAt: 0, stopped: false, retryDelay: this.retryDelayMs, busy: false, version: 0 };
       this.running.set(projector.name, run);
-      await this.subscribe(run);
+      runs.push(run);
     }
+    // One reader for all: the log is read and parsed once, however many projections there are.
+    if (runs.length) await this.feed(runs);
     this.watch = setInterval(() => void this.followMovedCheckpoints(), this.options.checkpointWatchMs ?? 5000);
     this.watch.unref();
   }
 
-  /** Restarts a projection from its stored checkpoint: after a rebuild was switched in. */
+  /** Restarts a projection from its stored checkpoint (after a rebuild was switched in), on a reader of its own. */
   private async resync(run: Running): Promise<void> {
     if (run.stopped) return;
-    await run.subscription?.stop();
-    if (!run.stopped) await this.subscribe(run);
+    await this.leave(run);
+    if (!run.stopped) await this.feed([run]);
+  }
+
+  /** Takes a projection off its reader; a reader left with nobody stops. */
+  private async leave(run: Running): Promise<void> {
+    const feed = run.feed;
+    if (!feed) return;
+    feed.members.delete(run);
+    run.feed = undefined;
+    if (feed.members.size === 0) {
+      feed.stopped = true;
+      await feed.subscription?.stop();
+    }
   }
 
   private async followMovedCheckpoints(): Promise<void> {
@@ -166,27 +189,48 @@ export class ProjectionRunner {
     return this.running.get(name)?.version ?? -1;
   }
 
-  private async subscribe(run: Running): Promise<void> {
-    run.version++;
-    run.checkpoint = (await this.options.reads.getCheckpoint(run.projector.name))?.position ?? 0;
-    run.persisted = run.checkpoint;
-    run.persistedAt = Date.now();
-    const subscription = this.options.events.subscribe({ after: run.checkpoint, batchSize: this.batchSize }, (batch) =>
-      this.applyBatch(run, batch),
-    );
-    run.subscription = subscription;
+  /** Starts a reader for `runs` from the oldest of their stored checkpoints. */
+  private async feed(runs: readonly Running[]): Promise<void> {
+    const feed: Feed = { members: new Set(runs), stopped: false };
+    for (const run of runs) {
+      run.version++;
+      run.checkpoint = (await this.options.reads.getCheckpoint(run.projector.name))?.position ?? 0;
+      run.persisted = run.checkpoint;
+      run.persistedAt = Date.now();
+      run.feed = feed;
+    }
+    const after = Math.min(...runs.map((r) => r.checkpoint));
+    const subscription = this.options.events.subscribe({ after, batchSize: this.batchSize }, (batch) => this.deliver(feed, batch));
+    feed.subscription = subscription;
     subscription.done.then(
       () => undefined,
-      (error: Error) => this.onFailure(run, error),
+      // The reader itself failed (not a projector): every member retries on a reader of its own.
+      (error: Error) => {
+        for (const run of [...feed.members]) {
+          feed.members.delete(run);
+          run.feed = undefined;
+          this.onFailure(run, error);
+        }
+      },
     );
   }
 
-  private async applyBatch(run: Running, batch: readonly RecordedEvent[]): Promise<void> {
-    run.busy = true;
-    try {
-      await this.applyBatchNow(run, batch);
-    } finally {
-      run.busy = false;
+  private async deliver(feed: Feed, batch: readonly RecordedEvent[]): Promise<void> {
+    for (const run of [...feed.members]) {
+      if (feed.stopped || run.stopped) continue;
+      const from = batch.findIndex((e) => e.position > run.checkpoint);
+      if (from < 0) continue;
+      run.busy = true;
+      try {
+        await this.applyBatchNow(run, from === 0 ? batch : batch.slice(from));
+      } catch (error) {
+        // One failing projection must not hold the others back: it leaves the shared reader and retries alone.
+        feed.members.delete(run);
+        run.feed = undefined;
+        this.onFailure(run, error as Error);
+      } finally {
+        run.busy = false;
+      }
     }
   }
 
@@ -196,18 +240,19 @@ export class ProjectionRunner {
     for (const event of batch) {
       if (projector.handles === undefined || projector.handles.includes(event.type)) await projector.apply(event, docs);
     }
-    const last = batch[batch.length - 1]!.position;
+    const last = batch[batch.length - 1]!;
     const ops = docs.ops();
     // A batch that changes nothing need not cost a transaction: re-folding it after a crash is harmless.
-    if (ops.length > 0 || Date.now() - run.persistedAt > PERSIST_IDLE_MS) await this.persist(run, ops, last);
-    run.checkpoint = last;
+    if (ops.length > 0 || Date.now() - run.persistedAt > PERSIST_IDLE_MS) await this.persist(run, ops, last.position);
+    run.checkpoint = last.position;
     run.failed = undefined;
     run.retryDelay = this.retryDelayMs;
     for (const wake of this.waiters) wake();
-    if (projector.afterCommit) {
-      await projector.afterCommit(this.options.reads, batch[batch.length - 1]!).catch((e: Error) =>
-        this.logger.error({ projection: projector.name, err: { message: e.message } }, 'after-commit step failed'),
-      );
+    if (projector.afterBatch) {
+      const reads = this.options.reads;
+      await projector
+        .afterBatch({ reads, last, changes: docs.takeChanges(), state: (collection) => reads.find(collection) })
+        .catch((e: Error) => this.logger.error({ projection: projector.name, err: { message: e.message } }, 'after-batch step failed'));
     }
   }
 
@@ -231,7 +276,7 @@ export class ProjectionRunner {
     const delay = conflict ? 0 : run.retryDelay;
     run.retryDelay = Math.min(run.retryDelay * 2, 30_000);
     run.retryTimer = setTimeout(() => {
-      if (!run.stopped) this.subscribe(run).catch((e: Error) => this.onFailure(run, e));
+      if (!run.stopped) this.feed([run]).catch((e: Error) => this.onFailure(run, e));
     }, delay);
   }
 
@@ -283,7 +328,7 @@ export class ProjectionRunner {
           ? 'failed'
           : building
             ? 'rebuilding'
-            : !run.subscription
+            : !run.feed
               ? 'starting'
               : lag === 0
                 ? 'live'
@@ -303,11 +348,14 @@ export class ProjectionRunner {
   /** Stops every projection after the batch in progress has committed. */
   async stop(): Promise<void> {
     clearInterval(this.watch);
+    const runs = [...this.running.values()];
+    for (const run of runs) {
+      run.stopped = true;
+      clearTimeout(run.retryTimer);
+    }
+    await Promise.all(runs.map((run) => this.leave(run)));
     await Promise.all(
-      [...this.running.values()].map(async (run) => {
-        run.stopped = true;
-        clearTimeout(run.retryTimer);
-        await run.subscription?.stop();
+      runs.map(async (run) => {
         if (run.checkpoint > run.persisted && !run.failed) {
           await this.persist(run, [], run.checkpoint).catch((e: Error) =>
             this.logger.warn({ projection: run.projector.name, err: { message: e.message } }, 'could not store the last checkpoint; the next start re-folds a few no-op events'),

@@ -57,6 +57,13 @@ const evolveInfo = (info: ObjectInfo | null, event: ObjectEvent, keep: ReadonlyS
     case 'ObjectAttributesChanged': {
       if (!info) return null;
       const set = event.data.set;
+      const { objectType, labels } = event.data;
+      // Most changes touch attributes this collection never reads: the fold keeps the same object.
+      const relevant =
+        (objectType !== undefined && objectType !== info.objectType) ||
+        (labels !== undefined && JSON.stringify(labels) !== JSON.stringify(info.labels)) ||
+        Object.keys(set).some((code) => keep.has(code) || code === PARENT || code === BEHAVIOUR);
+      if (!relevant) return info;
       const behaviour = set[BEHAVIOUR] ? set[BEHAVIOUR][0] : undefined;
       return {
         ...info,
@@ -147,8 +154,10 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
     async apply(recorded: RecordedEvent, docs: DocAccess) {
       const event = decode<ObjectEvent>(recorded);
       const ref = event.data.ref;
-      const info = evolveInfo(await docs.get<ObjectInfo>(names.objects, ref), event, keep);
-      if (!info) return;
+      const before = await docs.get<ObjectInfo>(names.objects, ref);
+      const info = evolveInfo(before, event, keep);
+      // Unchanged: neither its row nor any row reading it through a link can change.
+      if (!info || info === before) return;
       docs.put(names.objects, info);
       await recompute(ref, docs);
       for (const row of (await docs.get<DependentsDoc>(names.dependents, ref))?.rows ?? []) await recompute(row, docs);
