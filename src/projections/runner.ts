@@ -51,6 +51,14 @@ export class ProjectionTimeoutError extends Error {
 
 /** Longest a checkpoint advanced by no-op batches stays unstored. */
 const PERSIST_IDLE_MS = 1000;
+/**
+ * While far behind (full batches keep coming), batches are committed together at most this often:
+ * a document changed by many events of the window is written once. Live batches commit at once.
+ */
+const CATCH_UP_COMMIT_MS = 2000;
+const CATCH_UP_PENDING_DOCS = 100_000;
+/** Documents a projection keeps across batches; past this the cache starts again empty. */
+const CACHED_DOCS = 100_000;
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -60,6 +68,12 @@ interface Running {
   checkpoint: number;
   /** The checkpoint as stored; behind `checkpoint` only after batches that changed nothing. */
   persisted: number;
+  /** Position of the last event folded into `docs`: ahead of `checkpoint` while catch-up batches wait to commit together. */
+  folded: number;
+  /** Documents kept across batches (so catch-up reads each from the store once); dropped on any restart. */
+  docs?: BatchDocs;
+  committedAt: number;
+  commitTimer?: NodeJS.Timeout;
   persistedAt: number;
   failed?: Error;
   stopped: boolean;
@@ -113,7 +127,7 @@ export class ProjectionRunner {
     const runs: Running[] = [];
     for (const projector of this.options.projectors) {
       for (const spec of projector.collections) await this.options.reads.ensureCollection(spec);
-      const run: Running = { projector, checkpoint: 0, persisted: 0, persistedAt: 0, stopped: false, retryDelay: this.retryDelayMs, busy: false, version: 0 };
+      const run: Running = { projector, checkpoint: 0, persisted: 0, persistedAt: 0, folded: 0, committedAt: 0, stopped: false, retryDelay: this.retryDelayMs, busy: false, version: 0 };
       this.running.set(projector.name, run);
       runs.push(run);
     }
@@ -196,6 +210,9 @@ export class ProjectionRunner {
       run.version++;
       run.checkpoint = (await this.options.reads.getCheckpoint(run.projector.name))?.position ?? 0;
       run.persisted = run.checkpoint;
+      run.folded = run.checkpoint;
+      run.docs = undefined;
+      run.committedAt = Date.now();
       run.persistedAt = Date.now();
       run.feed = feed;
     }
@@ -218,11 +235,11 @@ export class ProjectionRunner {
   private async deliver(feed: Feed, batch: readonly RecordedEvent[]): Promise<void> {
     for (const run of [...feed.members]) {
       if (feed.stopped || run.stopped) continue;
-      const from = batch.findIndex((e) => e.position > run.checkpoint);
+      const from = batch.findIndex((e) => e.position > run.folded);
       if (from < 0) continue;
       run.busy = true;
       try {
-        await this.applyBatchNow(run, from === 0 ? batch : batch.slice(from));
+        await this.applyBatchNow(run, from === 0 ? batch : batch.slice(from), batch.length >= this.batchSize);
       } catch (error) {
         // One failing projection must not hold the others back: it leaves the shared reader and retries alone.
         feed.members.delete(run);
@@ -231,29 +248,69 @@ export class ProjectionRunner {
       } finally {
         run.busy = false;
       }
+      if (run.folded > run.checkpoint) this.commitLater(run);
     }
   }
 
-  private async applyBatchNow(run: Running, batch: readonly RecordedEvent[]): Promise<void> {
+  /** A catch-up window left open when the log ran out (the last batch happened to be full) still commits. */
+  private commitLater(run: Running): void {
+    if (run.commitTimer) return;
+    run.commitTimer = setTimeout(() => {
+      run.commitTimer = undefined;
+      if (run.stopped || run.folded === run.checkpoint) return;
+      if (run.busy) return this.commitLater(run);
+      run.busy = true;
+      this.commit(run)
+        .catch((e: Error) => {
+          run.feed?.members.delete(run);
+          run.feed = undefined;
+          this.onFailure(run, e);
+        })
+        .finally(() => (run.busy = false));
+    }, CATCH_UP_COMMIT_MS);
+    run.commitTimer.unref();
+  }
+
+  private async applyBatchNow(run: Running, batch: readonly RecordedEvent[], more: boolean): Promise<void> {
     const { projector } = run;
-    const docs = new BatchDocs(this.options.reads);
+    const reads = this.options.reads;
+    const docs = (run.docs ??= new BatchDocs(reads));
     for (const event of batch) {
       if (projector.handles === undefined || projector.handles.includes(event.type)) await projector.apply(event, docs);
     }
     const last = batch[batch.length - 1]!;
-    const ops = docs.ops();
-    // A batch that changes nothing need not cost a transaction: re-folding it after a crash is harmless.
-    if (ops.length > 0 || Date.now() - run.persistedAt > PERSIST_IDLE_MS) await this.persist(run, ops, last.position);
-    run.checkpoint = last.position;
+    run.folded = last.position;
+    if (!more || docs.pending > CATCH_UP_PENDING_DOCS || Date.now() - run.committedAt > CATCH_UP_COMMIT_MS) await this.commit(run);
     run.failed = undefined;
     run.retryDelay = this.retryDelayMs;
-    for (const wake of this.waiters) wake();
     if (projector.afterBatch) {
-      const reads = this.options.reads;
       await projector
-        .afterBatch({ reads, last, changes: docs.takeChanges(), state: (collection) => reads.find(collection) })
+        .afterBatch({
+          reads,
+          last,
+          changes: docs.takeChanges(),
+          state: async (collection) => {
+            // The snapshot must see every folded change: commit what waits first.
+            await this.commit(run);
+            return reads.find(collection);
+          },
+        })
         .catch((e: Error) => this.logger.error({ projection: projector.name, err: { message: e.message } }, 'after-batch step failed'));
     }
+  }
+
+  /** Commits what has been folded (documents and checkpoint together) and wakes whoever waits for it. */
+  private async commit(run: Running): Promise<void> {
+    const docs = run.docs;
+    if (!docs || run.folded === run.checkpoint) return;
+    const ops = docs.ops();
+    // A batch that changes nothing need not cost a transaction: re-folding it after a crash is harmless.
+    if (ops.length > 0 || Date.now() - run.persistedAt > PERSIST_IDLE_MS) await this.persist(run, ops, run.folded);
+    docs.written();
+    if (docs.size > CACHED_DOCS) run.docs = new BatchDocs(this.options.reads);
+    run.checkpoint = run.folded;
+    run.committedAt = Date.now();
+    for (const wake of this.waiters) wake();
   }
 
   private async persist(run: Running, ops: ReturnType<BatchDocs['ops']>, position: number): Promise<void> {
@@ -352,12 +409,13 @@ export class ProjectionRunner {
     for (const run of runs) {
       run.stopped = true;
       clearTimeout(run.retryTimer);
+      clearTimeout(run.commitTimer);
     }
     await Promise.all(runs.map((run) => this.leave(run)));
     await Promise.all(
       runs.map(async (run) => {
-        if (run.checkpoint > run.persisted && !run.failed) {
-          await this.persist(run, [], run.checkpoint).catch((e: Error) =>
+        if (run.folded > run.persisted && !run.failed) {
+          await this.persist(run, run.docs?.ops() ?? [], run.folded).catch((e: Error) =>
             this.logger.warn({ projection: run.projector.name, err: { message: e.message } }, 'could not store the last checkpoint; the next start re-folds a few no-op events'),
           );
         }

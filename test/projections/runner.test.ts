@@ -84,12 +84,15 @@ test('a failing event leaves neither partial changes nor an advanced checkpoint,
   let poisoned = true;
   await c.events.append('a', [counted(0), counted(1)]);
   const first = await c.events.append('b', [counted(0)]);
-  // One batch: a fine event for `c` followed by the poison for `a`.
-  await c.events.append('c', [counted(0)]);
-  await c.events.append('a', [counted(2, true)]);
   const runner = new ProjectionRunner({ events: c.events, reads: c.reads, projectors: [tally({ poison: () => poisoned })], batchSize: 3, retryDelayMs: 20 });
   await runner.start();
+  // A full first batch waits for more to commit with; when none comes it still commits.
   await runner.waitFor(first.position);
+  // One batch: a fine event for `c` followed by the poison for `a`.
+  await c.events.appendMany([
+    { stream: 'c', events: [counted(0)] },
+    { stream: 'a', events: [counted(2, true)] },
+  ]);
   const deadline = Date.now() + 5000;
   while ((await runner.status())[0]?.state !== 'failed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   const failed = (await runner.status())[0]!;
@@ -122,6 +125,29 @@ test('a restarted runner resumes from its checkpoint without applying anything t
   await two.waitFor(await c.events.headPosition());
   assert.equal((await c.reads.get<Tally>('tallies', 's'))?.seq, Array.from({ length: 150 }, (_, i) => i));
   await two.stop();
+  await teardown(c);
+});
+
+test('catch-up batches commit together: each document is written once per window, and the result is the same', async () => {
+  const c = setup();
+  for (let round = 0; round < 40; round++) {
+    for (let s = 0; s < 3; s++) await c.events.append(`s${s}`, [counted(round)]);
+  }
+  let reads = 0;
+  const counting = new Proxy(c.reads, {
+    get: (target, prop, receiver) => {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop === 'get') return (...args: unknown[]) => (reads++, (value as (...a: unknown[]) => unknown).apply(target, args));
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const runner = new ProjectionRunner({ events: c.events, reads: counting, projectors: [tally()], batchSize: 10 });
+  await runner.start();
+  await runner.waitFor(await c.events.headPosition());
+  for (let s = 0; s < 3; s++) assert.equal((await c.reads.get<Tally>('tallies', `s${s}`))?.seq, Array.from({ length: 40 }, (_, i) => i));
+  // The three documents are read from the store once each, not once per batch of 10.
+  assert.is(reads, 3);
+  await runner.stop();
   await teardown(c);
 });
 
