@@ -24,7 +24,7 @@ export const ENV_SPEC = {
   SVC_SCHEMA: optional(text('a path to a schema JSON file', (s) => s.length > 0)),
   SVC_MODELS: optional(text('a path to a data-import models JSON file', (s) => s.length > 0)),
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
-  SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 10_000),
+  SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 2_000),
   SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
   ...FILES_ENV_SPEC,
 };

@@ -46,6 +46,12 @@ export const eventDecoder = (codecs: Readonly<Record<string, EventCodec>>): Even
       if (!up) throw new EventDecodeError(event, [`no upcaster from schema version ${v}`]);
       data = up(data);
     }
+    // The type guard allocates nothing; full decoding (errors, transforming codecs) only when it fails.
+    if (entry.codec.is(data)) {
+      const out = data === event.data ? event : { ...event, data };
+      decoded.set(event, out);
+      return out as unknown as E;
+    }
     const result = entry.codec.decode(data);
     if (isLeft(result)) throw new EventDecodeError(event, describe(result.left));
     const out = { ...event, data: result.right };

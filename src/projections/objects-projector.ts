@@ -39,6 +39,17 @@ const linksOf = (o: StoreObject): LinkDoc[] =>
     ),
   );
 
+const behaviourOf = (attributes: StoreObject['attributes']): string | null => {
+  const v = attributes[BEHAVIOUR]?.[0];
+  return v?.type === 'configuration-name' ? v.value : null;
+};
+
+const hasLink = (values: readonly { type: string }[] | undefined) => values?.some((v) => v.type === 'link') ?? false;
+
+/** Whether a change can alter the object's link documents (its type is copied into each). */
+const touchesLinks = (before: StoreObject, after: StoreObject, changed: StoreObject['attributes']) =>
+  before.objectType !== after.objectType || Object.keys(changed).some((code) => hasLink(changed[code]) || hasLink(before.attributes[code]));
+
 const sameLink = (a: LinkDoc, b: LinkDoc) =>
   a.to === b.to && a.qualifier === b.qualifier && a.fromType === b.fromType && a.fromCreated === b.fromCreated && a.attribute === b.attribute;
 
@@ -54,23 +65,25 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
     const event = decode<ObjectEvent>(recorded);
     const before = await docs.get<ObjectDoc>(OBJECTS, event.data.ref);
     const after = evolveObject(before, event, recorded.recordedAt);
-    const behaviour = after.attributes[BEHAVIOUR]?.[0];
-    docs.put(OBJECTS, {
-      ...after,
-      id: after.ref,
-      title: titleOf(after.attributes),
-      titles: (after.attributes[TITLE] ?? []).map(valueText),
-      behaviour: behaviour?.type === 'configuration-name' ? behaviour.value : null,
-    });
-    if (event.type === 'ObjectCreated' || event.type === 'ObjectAttributesChanged') {
-      // Most changes leave the links alone: only what differs is written.
-      const previous = new Map((before ? linksOf(before) : []).map((l) => [l.id, l]));
-      for (const link of linksOf(after)) {
-        const old = previous.get(link.id);
-        previous.delete(link.id);
-        if (!old || !sameLink(old, link)) docs.put(OBJECT_LINKS, link);
-      }
-      for (const id of previous.keys()) docs.delete(OBJECT_LINKS, id);
+    const changed = event.type === 'ObjectAttributesChanged' ? event.data.set : event.type === 'ObjectCreated' ? after.attributes : {};
+    // Derived fields are recomputed only when what they derive from changed.
+    const derived =
+      before && !(TITLE in changed) && !(BEHAVIOUR in changed)
+        ? { title: before.title, titles: before.titles, behaviour: before.behaviour }
+        : {
+            title: titleOf(after.attributes),
+            titles: (after.attributes[TITLE] ?? []).map(valueText),
+            behaviour: behaviourOf(after.attributes),
+          };
+    docs.put(OBJECTS, { ...after, id: after.ref, ...derived });
+    if (before && !touchesLinks(before, after, changed)) return;
+    // Only the links that differ are written.
+    const previous = new Map((before ? linksOf(before) : []).map((l) => [l.id, l]));
+    for (const link of linksOf(after)) {
+      const old = previous.get(link.id);
+      previous.delete(link.id);
+      if (!old || !sameLink(old, link)) docs.put(OBJECT_LINKS, link);
     }
+    for (const id of previous.keys()) docs.delete(OBJECT_LINKS, id);
   },
 });

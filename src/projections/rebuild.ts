@@ -57,7 +57,7 @@ interface Build {
 export const rebuildProjections = async (options: RebuildOptions): Promise<RebuildProgress> => {
   const { events, reads, projectors } = options;
   const batchSize = options.batchSize ?? 2000;
-  const commitEveryMs = options.commitEveryMs ?? 20_000;
+  const commitEveryMs = options.commitEveryMs ?? 60_000;
   const builds: Build[] = [];
   for (const projector of projectors) {
     const checkpoint = rebuildCheckpoint(projector.name);

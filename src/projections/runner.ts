@@ -55,10 +55,12 @@ const PERSIST_IDLE_MS = 1000;
  * While far behind (full batches keep coming), batches are committed together at most this often:
  * a document changed by many events of the window is written once. Live batches commit at once.
  */
-const CATCH_UP_COMMIT_MS = 2000;
+const CATCH_UP_COMMIT_MS = 5000;
 const CATCH_UP_PENDING_DOCS = 100_000;
+/** How soon a window is committed after the log ran out in the middle of it. */
+const IDLE_COMMIT_MS = 250;
 /** Documents a projection keeps across batches; past this the cache starts again empty. */
-const CACHED_DOCS = 100_000;
+const CACHED_DOCS = 250_000;
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -267,7 +269,7 @@ export class ProjectionRunner {
           this.onFailure(run, e);
         })
         .finally(() => (run.busy = false));
-    }, CATCH_UP_COMMIT_MS);
+    }, IDLE_COMMIT_MS);
     run.commitTimer.unref();
   }
 

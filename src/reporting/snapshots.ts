@@ -6,7 +6,7 @@ import type { Doc, ReadStore, WriteOp } from '../projections/read-store.ts';
 export const SNAPSHOTS = 'rc_snapshots';
 const CHUNK = 2000;
 /** Longest chain of deltas on one full snapshot: bounds the documents an `at` answer loads. */
-const MAX_CHAIN = 24;
+const MAX_CHAIN = 64;
 
 type Entry = readonly [collection: string, id: string, doc: Doc | null];
 
@@ -43,37 +43,44 @@ const rebuildKey = (fold: string) => `rebuild:${fold}`;
 const chunkIds = (id: string, chunks: number) => Array.from({ length: chunks }, (_, i) => `${id}#${i}`);
 
 /**
- * Snapshots read recently, per read store: snapshots never change once written, and analysts
- * tend to ask for the same period again (a report re-run, a dashboard refreshed), so the newest
- * few are kept parsed and each answer replays onto a copy.
+ * Fold states parsed from snapshots recently, per read store. Snapshots never change once written,
+ * and answers for nearby instants share the start of their chains: a snapshot is loaded from the
+ * newest parsed state of its chain, so usually only its last deltas are read and parsed.
  */
-const recentlyLoaded = new WeakMap<ReadStore, Map<string, MemoryDocs>>();
-const KEEP_LOADED = 2;
+const parsed = new WeakMap<ReadStore, Map<string, MemoryDocs>>();
+const KEEP_PARSED = 4;
 
 /** A fold's state from a snapshot (its full base and deltas), in memory, ready to replay further events onto. */
 export const loadSnapshot = async (reads: ReadStore, meta: SnapshotMeta): Promise<MemoryDocs> => {
-  let recent = recentlyLoaded.get(reads);
-  if (!recent) recentlyLoaded.set(reads, (recent = new Map()));
-  let state = recent.get(meta.id);
-  if (state) recent.delete(meta.id);
-  else state = await readSnapshot(reads, meta);
+  let recent = parsed.get(reads);
+  if (!recent) parsed.set(reads, (recent = new Map()));
+  const chain = meta.chain ?? [meta.id];
+  let from = chain.length - 1;
+  while (from >= 0 && !recent.has(chain[from]!)) from--;
+  const start = from >= 0 ? recent.get(chain[from]!)! : undefined;
+  let state: MemoryDocs;
+  if (from === chain.length - 1) {
+    state = start!;
+    recent.delete(meta.id);
+  } else {
+    state = start ? start.clone() : new MemoryDocs();
+    await applyChain(reads, meta.id, chain.slice(from + 1), state);
+  }
   recent.set(meta.id, state);
-  for (const id of recent.keys()) if (recent.size > KEEP_LOADED) recent.delete(id);
+  for (const id of recent.keys()) if (recent.size > KEEP_PARSED) recent.delete(id);
   return state.clone();
 };
 
-const readSnapshot = async (reads: ReadStore, meta: SnapshotMeta): Promise<MemoryDocs> => {
-  const docs = new MemoryDocs();
-  const chain = meta.chain ?? [meta.id];
+const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs): Promise<void> => {
   const metas = await reads.getMany<SnapshotMeta>(SNAPSHOTS, chain);
   for (const id of chain) {
     const link = metas.get(id);
-    if (!link) throw new Error(`Snapshot ${meta.id} is missing ${id}`);
+    if (!link) throw new Error(`Snapshot ${snapshot} is missing ${id}`);
     const ids = chunkIds(id, link.chunks);
     const chunks = await reads.getMany<SnapshotChunk>(SNAPSHOTS, ids);
     for (const chunkId of ids) {
       const chunk = chunks.get(chunkId);
-      if (!chunk) throw new Error(`Snapshot ${meta.id} is missing chunk ${chunkId}`);
+      if (!chunk) throw new Error(`Snapshot ${snapshot} is missing chunk ${chunkId}`);
       for (const entry of chunk.entries) {
         // Snapshots written before deltas existed hold [collection, doc] pairs.
         const [collection, second, third] = entry as unknown as [string, string | Doc, Doc | null | undefined];
@@ -83,7 +90,6 @@ const readSnapshot = async (reads: ReadStore, meta: SnapshotMeta): Promise<Memor
       }
     }
   }
-  return docs;
 };
 
 const snapshotsOf = (reads: ReadStore, key: string) => reads.find<SnapshotMeta>(SNAPSHOTS, { where: { collection: key } });
