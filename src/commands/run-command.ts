@@ -16,15 +16,21 @@ export interface Aggregate<S> {
   readonly revision: number;
 }
 
+/**
+ * Folds a stream into its state. With `from` (a state already folded up to `from.revision`), only
+ * the events after that revision are read: events are immutable and revisions dense, so the result
+ * is the same as folding the whole stream.
+ */
 export const loadAggregate = async <S, E extends DomainEvent>(
   events: EventStore,
   decode: EventDecoder,
   stream: string,
   evolve: Evolve<S, E>,
+  from?: Aggregate<S>,
 ): Promise<Aggregate<S>> => {
-  let state: S | null = null;
-  let revision = -1;
-  for await (const recorded of events.readStream(stream)) {
+  let state: S | null = from && from.revision >= 0 ? from.state : null;
+  let revision = from && from.revision >= 0 ? from.revision : -1;
+  for await (const recorded of events.readStream(stream, revision >= 0 ? { fromRevision: revision + 1 } : {})) {
     state = evolve(state, decode<E>(recorded), recorded.recordedAt);
     revision = recorded.revision;
   }

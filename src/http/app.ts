@@ -1,11 +1,14 @@
 import Koa from 'koa';
-import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
 import { adminAuth } from './middleware/admin-auth.ts';
+import { dispatchByPrefix, type RouterFamily } from './dispatch.ts';
+import { PrincipalCache } from './middleware/api-key-auth.ts';
+import { OBJECTS } from '../projections/objects-projector.ts';
+import { collectionVersion } from '../projections/versioned-cache.ts';
 import { handleErrors } from './middleware/handle-errors.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { jsonOutput } from './middleware/json-output.ts';
@@ -17,7 +20,7 @@ import { healthRoutes } from './routes/health.ts';
 import type { AppState } from './state.ts';
 import type { CommandDeps } from '../commands/context.ts';
 import type { EventDecoder } from '../events/decode.ts';
-import type { ObjectQueryDeps } from '../queries/object-api.ts';
+import { LinkTargetCache, ObjectDocCache, type ObjectQueryDeps } from '../queries/object-api.ts';
 import type { Schema } from '../schema/schema.ts';
 import { adminObjectRoutes } from './routes/admin-objects.ts';
 import { adminUserRoutes } from './routes/admin-users.ts';
@@ -52,9 +55,12 @@ export interface AppDeps {
   readonly signer: DownloadSigner;
 }
 
-const isAdminPath = (path: string) => path === '/api/admin' || path.startsWith('/api/admin/');
+// Case-insensitive, as @koa/router matches routes: `/API/ADMIN/...` reaches the admin routers too,
+// so it must pass the admin authentication as well.
+const ADMIN_PATH = /^\/api\/admin(?:\/|$)/i;
+const isAdminPath = (path: string) => ADMIN_PATH.test(path);
 /** Admin routes that stream the raw request body themselves (never through the JSON body parser). */
-const isRawBodyPath = (path: string) => path === '/api/admin/files';
+const isRawBodyPath = (path: string) => /^\/api\/admin\/files$/i.test(path);
 
 /** The koa application: cross-cutting middleware first, then one router per API family. */
 export const createApp = (deps: AppDeps): Koa<AppState> => {
@@ -74,21 +80,36 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     waitTimeoutMs: deps.config.waitTimeoutMs,
     logger: deps.logger,
   };
-  const queries: ObjectQueryDeps = { reads: deps.reads, schema: deps.schema, baseUrl: deps.config.baseUrl };
-  const routers = [
-    healthRoutes(deps.runner),
-    adminProjectionRoutes(deps.runner),
-    adminUserRoutes(commands),
-    adminObjectRoutes(commands, queries),
-    objectApiRoutes(queries, deps.reads, deps.throttle),
-    adminRestApiRoutes(commands, controlValidator(deps.models, deps.schema)),
-    adminModelRoutes(deps.models),
-    pushDataRoutes(commands, deps.models, deps.throttle, deps.config.bodyLimitBytes),
-    reportingRoutes(deps.reporting, deps.reads, deps.throttle),
-    adminUiRoutes({ ...deps, commands }),
-    adminFileRoutes(commands, { blobs: deps.blobs, fileLimitBytes: deps.config.files.fileLimitBytes }),
-    fileApiRoutes({ commands, reads: deps.reads, throttle: deps.throttle, blobs: deps.blobs, signer: deps.signer, bodyLimitBytes: deps.config.bodyLimitBytes }),
-  ] as unknown as Router<AppState>[];
+  // Caches of what read requests derive from the read models, dropped whenever those models move.
+  const principals = PrincipalCache.forProjections(deps.runner);
+  const objectsVersion = collectionVersion(deps.runner, OBJECTS);
+  const linkTargets = new LinkTargetCache(objectsVersion, 10_000);
+  const docs = new ObjectDocCache(objectsVersion, 2_000);
+  const queries: ObjectQueryDeps = { reads: deps.reads, schema: deps.schema, baseUrl: deps.config.baseUrl, linkTargets, docs };
+  const families: RouterFamily[] = [
+    { prefix: /^\/healthz/i, routers: [healthRoutes(deps.runner)] },
+    {
+      prefix: /^\/api\/admin/i,
+      routers: [
+        adminProjectionRoutes(deps.runner),
+        adminUserRoutes(commands),
+        adminObjectRoutes(commands, queries),
+        adminRestApiRoutes(commands, controlValidator(deps.models, deps.schema)),
+        adminModelRoutes(deps.models),
+        adminFileRoutes(commands, { blobs: deps.blobs, fileLimitBytes: deps.config.files.fileLimitBytes }),
+      ],
+    },
+    { prefix: /^\/api\/v0-object/i, routers: [objectApiRoutes(queries, deps.reads, deps.throttle, principals)] },
+    { prefix: /^\/api\/push-data/i, routers: [pushDataRoutes(commands, deps.models, deps.throttle, deps.config.bodyLimitBytes, principals)] },
+    { prefix: /^\/api\/reporting\/v0/i, routers: [reportingRoutes(deps.reporting, deps.reads, deps.throttle, principals)] },
+    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands })] },
+    {
+      prefix: /^\/api\/v0-file/i,
+      routers: [
+        fileApiRoutes({ commands, reads: deps.reads, throttle: deps.throttle, blobs: deps.blobs, signer: deps.signer, bodyLimitBytes: deps.config.bodyLimitBytes, principals }),
+      ],
+    },
+  ] as unknown as RouterFamily[];
 
   app.use(requestId(deps.logger));
   app.use(logRequests());
@@ -96,6 +117,6 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
   app.use(handleErrors());
   app.use(unmatched());
   app.use((ctx, next) => (isAdminPath(ctx.path) ? admin(ctx, () => (isRawBodyPath(ctx.path) ? next() : adminBody(ctx, next))) : next()));
-  for (const router of routers) app.use(router.routes()).use(router.allowedMethods());
+  app.use(dispatchByPrefix(families));
   return app;
 };

@@ -2,7 +2,7 @@ import { WrongExpectedRevisionError } from '../events/event-store.ts';
 import type { Schema } from '../schema/schema.ts';
 import type { ControlFile, ImportLookups, Instruction } from './control-file.ts';
 import { makeConverter, type ConvertContext, type ValueConverter } from './convert.ts';
-import { FILTERS } from './filters.ts';
+import { BatchFilters } from './filters.ts';
 import type { ModelDef, NameDef } from './model.ts';
 import { READERS } from './readers.ts';
 import { CommitError, planRecordCommit, type CommitHost, type RecordCommit, type SaveAction } from './commit-record.ts';
@@ -60,24 +60,39 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
   let hinted = false;
   /** The hint was given by the current attempt of a record (an attempt that is retried gives it again). */
   let hintedInAttempt = false;
-  let current: (message: string) => void = (m) => log.add(m);
+  /** The errors of the record attempt under way (its messages name the record); between records, messages go to the batch's log. */
+  let underWay: { readonly id: string; readonly errors: string[] } | undefined;
+  // Method shorthand throughout: these objects are made per batch, and named function values cost a little each to make.
+  const report = {
+    error(message: string): void {
+      if (underWay) underWay.errors.push(`${message} (${underWay.id})`);
+      else log.add(message);
+    },
+  };
+  const current = report.error;
   const converters = new Map<Instruction, Map<string, ValueConverter | undefined>>();
-  const filters = new Map(Object.entries(FILTERS).map(([name, f]) => [name, f.make(ports.lookups)]));
+  const filters = new BatchFilters(ports.lookups);
   const convertContext: ConvertContext = {
     schema: ports.schema,
     lookups: ports.lookups,
     mappings: control.mapping,
     filters,
-    error: (m) => current(m),
+    error: current,
     cache: new Map(),
   };
   const host: TransformationHost = {
     schema: ports.schema,
     constants: new Map(),
     model,
-    loadObject: (ref) => ports.loadObject(ref),
-    findDependent: (d, p) => ports.findDependent(d, p),
-    profileOfUser: (u) => ports.profileOfUser(u),
+    loadObject(ref) {
+      return ports.loadObject(ref);
+    },
+    findDependent(d, p) {
+      return ports.findDependent(d, p);
+    },
+    profileOfUser(u) {
+      return ports.profileOfUser(u);
+    },
     converter(instruction: Instruction, name: NameDef) {
       let byName = converters.get(instruction);
       if (!byName) converters.set(instruction, (byName = new Map()));
@@ -95,7 +110,17 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
       current('To set defaults for dc:attribute:title, see example of if-has-value instruction at https://docs.haplo.org/import/control/instruction/if-has-value');
     },
   };
-  const commitHost: CommitHost = { schema: ports.schema, model, labels: ports.labels, loadUser: (u) => ports.loadUser(u), groupExists: (g) => ports.groupExists(g) };
+  const commitHost: CommitHost = {
+    schema: ports.schema,
+    model,
+    labels: ports.labels,
+    loadUser(u) {
+      return ports.loadUser(u);
+    },
+    groupExists(g) {
+      return ports.groupExists(g);
+    },
+  };
 
   try {
     const spec = control.files.body ?? control.files.DEFAULT;
@@ -110,7 +135,7 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
       for (let attempt = 1; attempt <= RECORD_ATTEMPTS; attempt++) {
         attemptErrors = [];
         hintedInAttempt = false;
-        current = (m) => attemptErrors.push(`${m} (${id})`);
+        underWay = { id, errors: attemptErrors };
         const t = new Transformation(host, current);
         await t.run(control.instructions, record);
         await t.finish();
@@ -134,7 +159,7 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
           throw e;
         }
       }
-      current = (m) => log.add(m);
+      underWay = undefined;
       if (hintedInAttempt) hinted = true;
       for (const m of attemptErrors) log.add(m);
       actions.push({ changed: outcome.changed, record: id });

@@ -41,7 +41,7 @@ export class CommitError extends Error {}
 
 const expected = (revision: number): ExpectedRevision => (revision < 0 ? 'no_stream' : revision);
 
-const withTypeAndLink = (host: CommitHost, target: ObjectTarget): Record<string, AttributeValue[]> => {
+const withTypeAndLink = (host: CommitHost, target: ObjectTarget): Record<string, readonly AttributeValue[]> => {
   const def = host.model.destinations.find((d) => d.name === target.destination);
   const attributes = { ...target.attributes };
   if (!attributes[TYPE]?.length) {

@@ -77,3 +77,19 @@ export const filterNames: readonly string[] = Object.keys(FILTERS);
 /** Instantiates every filter for one batch (filter instances may hold per-batch state). */
 export const makeFilterInstances = (lookups: ImportLookups): ReadonlyMap<string, FilterFunction> =>
   new Map(Object.entries(FILTERS).map(([name, def]) => [name, def.make(lookups)]));
+
+/**
+ * The filter instances of one batch, each made when it is first asked for (`get`): a batch uses
+ * few of them. Iterating shows only those made so far.
+ */
+export class BatchFilters extends Map<string, FilterFunction> {
+  constructor(private readonly lookups: ImportLookups) {
+    super();
+  }
+
+  override get(name: string): FilterFunction | undefined {
+    let made = super.get(name);
+    if (!made && Object.hasOwn(FILTERS, name)) super.set(name, (made = FILTERS[name]!.make(this.lookups)));
+    return made;
+  }
+}

@@ -41,11 +41,14 @@ const decoder = (charset: string, what: string): TextDecoder => {
 // --------------------------------------------------------------------------
 // json
 
+/** Decoding keeps no state between calls (no `stream` option), so one decoder serves every body. */
+const UTF8 = new TextDecoder('utf-8');
+
 const readJson: Reader = (body, spec) => {
   let parsed: unknown;
   try {
     // TextDecoder drops a leading byte order mark, which JSON.parse would reject.
-    parsed = JSON.parse(new TextDecoder('utf-8').decode(body));
+    parsed = JSON.parse(UTF8.decode(body));
   } catch (e) {
     throw new ReaderError(`Invalid JSON in request body: ${reason(e)}`);
   }

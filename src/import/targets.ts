@@ -1,4 +1,4 @@
-import type { StoreObject } from '../objects/object.ts';
+import type { ObjectState } from '../objects/object.ts';
 import type { AttributeValue } from '../objects/values.ts';
 
 /** A store object being built or edited by a record: a mutable copy until the record commits. */
@@ -7,10 +7,11 @@ export interface ObjectTarget {
   readonly destination: string;
   readonly ref: string;
   /** The stored object it started from; null for a new object. */
-  readonly loaded: StoreObject | null;
+  readonly loaded: ObjectState | null;
   /** Stream revision of `loaded` (-1 for new objects): the expected revision when saving. */
   readonly revision: number;
-  readonly attributes: Record<string, AttributeValue[]>;
+  /** Whole lists are replaced, never changed in place: they may be the loaded state's own lists. */
+  readonly attributes: Record<string, readonly AttributeValue[]>;
   /** Link to add back to the parent destination's object, for dependent destinations. */
   readonly parentLink?: { readonly attribute: string; readonly ref: string };
   /** Claim on the parent's dependent slot, so concurrent records never create two dependents. */
@@ -35,13 +36,13 @@ export const newObjectTarget = (destination: string, ref: string, extra: Partial
   ...extra,
 });
 
-export const loadedObjectTarget = (destination: string, loaded: StoreObject, revision: number, extra: Partial<Pick<ObjectTarget, 'parentLink'>> = {}): ObjectTarget => ({
+export const loadedObjectTarget = (destination: string, loaded: ObjectState, revision: number, extra: Partial<Pick<ObjectTarget, 'parentLink'>> = {}): ObjectTarget => ({
   kind: 'object',
   destination,
   ref: loaded.ref,
   loaded,
   revision,
-  attributes: Object.fromEntries(Object.entries(loaded.attributes).map(([k, v]) => [k, [...v]])),
+  attributes: { ...loaded.attributes },
   ...extra,
 });
 

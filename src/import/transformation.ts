@@ -1,5 +1,5 @@
 import { newRef } from '../objects/ref.ts';
-import type { StoreObject } from '../objects/object.ts';
+import type { ObjectState } from '../objects/object.ts';
 import { nextGroupId, type AttributeValue } from '../objects/values.ts';
 import { TITLE, type Schema } from '../schema/schema.ts';
 import { RefValue, type Instruction } from './control-file.ts';
@@ -13,7 +13,7 @@ export interface TransformationHost {
   readonly model: ModelDef;
   /** Converter for a value-setting instruction; undefined when the instruction is disabled. */
   converter(instruction: Instruction, name: NameDef): ValueConverter | undefined;
-  loadObject(ref: string): Promise<{ state: StoreObject; revision: number } | null>;
+  loadObject(ref: string): Promise<{ state: ObjectState; revision: number } | null>;
   /** The existing dependent object of `parentRef` for `destination`, and the claim to take when creating one. */
   findDependent(destination: DestinationDef, parentRef: string): Promise<{ ref?: string; claim: { stream: string; revision: number } }>;
   profileOfUser(username: string): Promise<string | undefined>;
@@ -59,7 +59,7 @@ const toAttributeValue = (schema: Schema, attribute: string, value: unknown, qua
 };
 
 /** `remove-values` of an attribute group: removes every instance of the group (the member values marked with it). */
-const removeGroupInstances = (attributes: Record<string, AttributeValue[]>, group: string): void => {
+const removeGroupInstances = (attributes: Record<string, readonly AttributeValue[]>, group: string): void => {
   for (const [code, values] of Object.entries(attributes)) {
     const kept = values.filter((v) => v.extension?.desc !== group);
     if (kept.length === 0) delete attributes[code];
@@ -375,35 +375,37 @@ export class Transformation {
       await this.getTarget(def.name);
       if (this.aborted) return;
     }
-    const check = (def: DestinationDef, target: Target | undefined) => {
-      if (!target) {
-        this.errors(`No data set in required destination ${def.name}`);
-        this.complete = false;
-        return;
-      }
-      if (target.kind === 'dictionary') {
-        const missing = def.names.filter((n) => n.required && !present(target.values[n.name])).map((n) => n.name).sort();
-        if (missing.length) {
-          this.errors(`Missing values in ${def.name}: ${missing.join(', ')}`);
-          this.complete = false;
-        }
-        return;
-      }
-      const titleRequired = def.names.find((n) => n.name === TITLE)?.required ?? false;
-      if (titleRequired && !(target.attributes[TITLE]?.length ?? 0) && !this.titledElsewhere(target)) {
-        this.errors(`dc:attribute:title is not set in object ${def.name}`);
-        this.host.titleHint();
-        this.complete = false;
-      }
-    };
     for (const def of this.host.model.destinations) {
       if (def.pseudo) continue;
       const target = this.targets.get(def.name);
-      if (target || !def.optional) check(def, target);
+      if (target || !def.optional) this.check(def, target);
     }
     for (const target of this.queued) {
       const def = this.destination(target.destination);
-      if (def && !def.pseudo) check(def, target);
+      if (def && !def.pseudo) this.check(def, target);
+    }
+  }
+
+  /** The end-of-record check of one destination's target. */
+  private check(def: DestinationDef, target: Target | undefined): void {
+    if (!target) {
+      this.errors(`No data set in required destination ${def.name}`);
+      this.complete = false;
+      return;
+    }
+    if (target.kind === 'dictionary') {
+      const missing = def.names.filter((n) => n.required && !present(target.values[n.name])).map((n) => n.name).sort();
+      if (missing.length) {
+        this.errors(`Missing values in ${def.name}: ${missing.join(', ')}`);
+        this.complete = false;
+      }
+      return;
+    }
+    const titleRequired = def.names.find((n) => n.name === TITLE)?.required ?? false;
+    if (titleRequired && !(target.attributes[TITLE]?.length ?? 0) && !this.titledElsewhere(target)) {
+      this.errors(`dc:attribute:title is not set in object ${def.name}`);
+      this.host.titleHint();
+      this.complete = false;
     }
   }
 

@@ -26,8 +26,11 @@ export type AttributeChange =
   /** Removes every value (or only those with `qualifier`). */
   | { readonly op: 'remove'; readonly attribute: string; readonly qualifier?: string };
 
-export const evolveObject = (state: StoreObject | null, event: ObjectEvent, recordedAt: Date): StoreObject => {
-  const at = recordedAt.toISOString();
+/** An object's state without its dates: all that deciding a change needs, and folded without recorded times. */
+export type ObjectState = Omit<StoreObject, 'creationDate' | 'lastModificationDate'>;
+
+/** `evolveObject` without the dates (a state that has them keeps them unchanged). */
+export const evolveObjectState = (state: ObjectState | null, event: ObjectEvent): ObjectState => {
   if (event.type === 'ObjectCreated') {
     return {
       ref: event.data.ref,
@@ -36,12 +39,10 @@ export const evolveObject = (state: StoreObject | null, event: ObjectEvent, reco
       labels: event.data.labels,
       deleted: false,
       recordVersion: 1,
-      creationDate: at,
-      lastModificationDate: at,
     };
   }
   if (!state) throw new Error(`${event.type} for ${event.data.ref} before ObjectCreated`);
-  const next = { ...state, recordVersion: state.recordVersion + 1, lastModificationDate: at };
+  const next = { ...state, recordVersion: state.recordVersion + 1 };
   switch (event.type) {
     case 'ObjectAttributesChanged': {
       const attributes: Record<string, readonly AttributeValue[]> = { ...state.attributes };
@@ -58,6 +59,12 @@ export const evolveObject = (state: StoreObject | null, event: ObjectEvent, reco
     case 'ObjectUndeleted':
       return { ...next, deleted: false };
   }
+};
+
+export const evolveObject = (state: StoreObject | null, event: ObjectEvent, recordedAt: Date): StoreObject => {
+  const at = recordedAt.toISOString();
+  const next = evolveObjectState(state, event);
+  return { ...next, creationDate: event.type === 'ObjectCreated' || !state ? at : state.creationDate, lastModificationDate: at };
 };
 
 const applyChange = (current: readonly AttributeValue[], change: AttributeChange): readonly AttributeValue[] => {
@@ -141,7 +148,7 @@ export const decideChangeAttributes = (
 };
 
 /** Saves a complete new attribute map (as a data import does after editing a copy). */
-export const decideSetAttributes = (state: StoreObject, after: Attributes, schema: Schema): ObjectEvent[] => {
+export const decideSetAttributes = (state: ObjectState, after: Attributes, schema: Schema): ObjectEvent[] => {
   const objectType = typeOfAttributes(after, schema);
   if (!objectType) throw new CommandError('invalid', 'svc:object:no-type', `attributes.${TYPE}: an object needs a type`);
   checkAttributes(schema, objectType, after);

@@ -101,8 +101,27 @@ export type ValueOf<T extends ValueType> = Extract<AttributeValue, { type: T }>;
 export type Attributes = Readonly<Record<string, readonly AttributeValue[]>>;
 
 /** Structural equality, independent of key order: "unchanged saves emit nothing" depends on it. */
-export const sameValues = (a: readonly AttributeValue[] | undefined, b: readonly AttributeValue[] | undefined): boolean =>
-  stableJson(a ?? []) === stableJson(b ?? []);
+export const sameValues = (a: readonly AttributeValue[] | undefined, b: readonly AttributeValue[] | undefined): boolean => sameJson(a ?? [], b ?? []);
+
+/**
+ * `stableJson(a) === stableJson(b)`, without writing the texts: the same values (the common case
+ * of a save, whose edited copy keeps the value objects it did not touch) answer at once.
+ */
+export const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return stableJson(a) === stableJson(b);
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  const keys = Object.keys(x).filter((k) => x[k] !== undefined);
+  if (keys.length !== Object.keys(y).filter((k) => y[k] !== undefined).length) return false;
+  for (const k of keys) if (!Object.hasOwn(y, k) || y[k] === undefined || !sameJson(x[k], y[k])) return false;
+  return true;
+};
 
 
 /** The next free attribute-group id in an object: one more than the largest in use (1 when none are). */

@@ -4,12 +4,26 @@ import { USERS, type UserDoc } from '../projections/users-projector.ts';
 import { WORK_UNITS, type WorkUnitDoc } from '../projections/work-units-projector.ts';
 import type { Schema } from '../schema/schema.ts';
 import { canRead, type ReadAccess } from '../users/users.ts';
-import { linkedRefs, serialiseObject } from './serialise-object.ts';
+import { linkedRefs, serialiseObject, type LinkTarget } from './serialise-object.ts';
+import { VersionedCache } from '../projections/versioned-cache.ts';
+
+/**
+ * What links show of the objects they point to (title and behaviour) by ref, `null` for a ref with
+ * no object; valid for one version of the objects read model (see VersionedCache).
+ */
+export class LinkTargetCache extends VersionedCache<string, LinkTarget | null> {}
+
+/** Object documents by ref (`null`: no such object), valid for one version of the objects read model. */
+export class ObjectDocCache extends VersionedCache<string, ObjectDoc | null> {}
 
 export interface ObjectQueryDeps {
   readonly reads: ReadStore;
   readonly schema: Schema;
   readonly baseUrl: string;
+  /** Titles of link targets; without it every serialisation reads them from the read store. */
+  readonly linkTargets?: LinkTargetCache;
+  /** Objects asked for by ref; without it every request reads the object from the read store. */
+  readonly docs?: ObjectDocCache;
 }
 
 /** Why a query could not be answered; the HTTP layer maps kinds to statuses. */
@@ -55,17 +69,68 @@ export const parseSources = (param: string | undefined): string[] => {
 
 const noSuchObject = (ref: string) => new ObjectQueryError('svc:api-v0:object:no-such-object', `Object ${ref} does not exist`);
 
+/** The object at `ref` (deleted ones included), null if there is none; from the cache where it has it. */
+const objectDoc = async (deps: ObjectQueryDeps, ref: string): Promise<ObjectDoc | null> => {
+  const cache = deps.docs;
+  if (!cache) return deps.reads.get<ObjectDoc>(OBJECTS, ref);
+  const hit = cache.get(ref);
+  if (hit !== undefined) return hit;
+  // Read before loading: a change committed meanwhile leaves what was loaded stale, never served.
+  const version = cache.version();
+  const doc = await deps.reads.get<ObjectDoc>(OBJECTS, ref);
+  cache.set(ref, doc, version);
+  return doc;
+};
+
 /** An object the principal may read, or the no-such-object error (which also hides unreadable ones). */
 export const readableObject = async (deps: ObjectQueryDeps, ref: string, access: ReadAccess): Promise<ObjectDoc> => {
-  const doc = await deps.reads.get<ObjectDoc>(OBJECTS, ref);
+  const doc = await objectDoc(deps, ref);
   if (!doc || !canRead(access, doc.labels)) throw noSuchObject(ref);
   return doc;
 };
 
+const linkTargetOf = (doc: ObjectDoc): LinkTarget => (doc.behaviour ? { title: doc.title, behaviour: doc.behaviour } : { title: doc.title });
+
+/** Title and behaviour of the objects at `refs` (those that exist), from the cache where it has them. */
+const loadLinkTargets = async (deps: ObjectQueryDeps, refs: readonly string[]): Promise<Map<string, LinkTarget>> => {
+  const cache = deps.linkTargets;
+  if (!cache) return deps.reads.getMany<ObjectDoc>(OBJECTS, refs);
+  const found = new Map<string, LinkTarget>();
+  const missing: string[] = [];
+  for (const ref of refs) {
+    const hit = cache.get(ref);
+    if (hit === undefined) missing.push(ref);
+    else if (hit !== null) found.set(ref, hit);
+  }
+  if (missing.length > 0) {
+    // Read before loading: a change committed meanwhile leaves what was loaded stale, never served.
+    const version = cache.version();
+    const docs = await deps.reads.getMany<ObjectDoc>(OBJECTS, missing);
+    for (const ref of missing) {
+      const doc = docs.get(ref);
+      const target = doc ? linkTargetOf(doc) : null;
+      cache.set(ref, target, version);
+      if (target) found.set(ref, target);
+    }
+  }
+  return found;
+};
+
+/** Link targets of each document object (per schema): documents from the cache are served again and again, unchanged. */
+const linkedRefsMemo = new WeakMap<Schema, WeakMap<ObjectDoc, readonly string[]>>();
+
+const linkedRefsOf = (doc: ObjectDoc, schema: Schema): readonly string[] => {
+  let bySchema = linkedRefsMemo.get(schema);
+  if (!bySchema) linkedRefsMemo.set(schema, (bySchema = new WeakMap()));
+  let refs = bySchema.get(doc);
+  if (!refs) bySchema.set(doc, (refs = linkedRefs(doc, schema)));
+  return refs;
+};
+
 /** Serialises objects with their sources, fetching what the sources need in a few batched reads. */
 export const serialiseMany = async (deps: ObjectQueryDeps, docs: readonly ObjectDoc[], sources: readonly string[]) => {
-  const linkTargets = [...new Set(docs.flatMap((d) => linkedRefs(d, deps.schema)))];
-  const linked = await deps.reads.getMany<ObjectDoc>(OBJECTS, linkTargets);
+  const linkTargets = docs.length === 1 ? linkedRefsOf(docs[0]!, deps.schema) : [...new Set(docs.flatMap((d) => linkedRefsOf(d, deps.schema)))];
+  const linked = await loadLinkTargets(deps, linkTargets);
   let usernames: Map<string, string> | undefined;
   if (sources.includes('svc:username')) {
     const profiles = [...new Set([...linkTargets, ...docs.map((d) => d.ref)])];

@@ -8,8 +8,8 @@ import { TYPE, type Schema } from '../schema/schema.ts';
 export interface SerialiseContext {
   readonly schema: Schema;
   readonly baseUrl: string;
-  /** Objects the serialised object links to. */
-  readonly linked: ReadonlyMap<string, ObjectDoc>;
+  /** What links show of the objects the serialised object links to. */
+  readonly linked: ReadonlyMap<string, LinkTarget>;
   /** Usernames by profile ref, when the `svc:username` source is used. */
   readonly usernames?: ReadonlyMap<string, string>;
   /** Work units of the object, when `svc:workunit` is used. */
@@ -17,63 +17,93 @@ export interface SerialiseContext {
   readonly sources: readonly string[];
 }
 
-export const behaviourOf = (doc: ObjectDoc): string | undefined => doc.behaviour ?? undefined;
+/** All a link's serialisation takes from the object it points to. */
+export type LinkTarget = Pick<ObjectDoc, 'title'> & { readonly behaviour?: string | null };
+
+export const behaviourOf = (doc: LinkTarget): string | undefined => doc.behaviour ?? undefined;
+
+/** Slugs of recent titles: the slug is a pure function of the title and costs a Unicode normalisation. */
+const slugs = new Map<string, string>();
+const SLUG_MEMO_SIZE = 4096;
+
+const slugOf = (title: string): string => {
+  let s = slugs.get(title);
+  if (s === undefined) {
+    s = slug(title);
+    if (slugs.size >= SLUG_MEMO_SIZE) slugs.clear();
+    slugs.set(title, s);
+  }
+  return s;
+};
 
 export const objectUrl = (baseUrl: string, ref: string, title: string) => {
-  const s = slug(title);
+  const s = slugOf(title);
   return s ? `${baseUrl}/${ref}/${s}` : `${baseUrl}/${ref}`;
 };
 
-const serialiseLink = (attribute: string, v: AttributeValue & { type: 'link' }, ctx: SerialiseContext) => {
+// The serialisers below build each object property by property, in the order of Haplo's keys,
+// rather than by spreading partial objects: it is the hot path of every Object API answer.
+
+const addLink = (out: Record<string, unknown>, attribute: string, v: AttributeValue & { type: 'link' }, ctx: SerialiseContext): void => {
+  out.ref = v.ref;
   const item = ctx.schema.byRef(v.ref);
-  if (item) return { ref: v.ref, ...(attribute === TYPE || ctx.schema.types.has(item.code) ? { code: item.code } : {}), title: item.name };
+  if (item) {
+    if (attribute === TYPE || ctx.schema.types.has(item.code)) out.code = item.code;
+    out.title = item.name;
+    return;
+  }
   const target = ctx.linked.get(v.ref);
   const behaviour = target ? behaviourOf(target) : undefined;
+  if (behaviour) out.behaviour = behaviour;
+  out.title = target?.title ?? '';
   const username = ctx.usernames?.get(v.ref);
-  return { ref: v.ref, ...(behaviour ? { behaviour } : {}), title: target?.title ?? '', ...(username ? { username } : {}) };
+  if (username) out.username = username;
 };
 
 export const serialiseValue = (attribute: string, v: AttributeValue, ctx: SerialiseContext): Record<string, unknown> => {
-  const common = {
-    type: v.type,
-    ...(v.qualifier ? { qualifier: v.qualifier } : {}),
-    // Attribute group membership, `desc` as the group's API code (as std-dev 2025).
-    ...(v.extension ? { extension: { desc: v.extension.desc, groupId: v.extension.groupId } } : {}),
-  };
+  const out: Record<string, unknown> = { type: v.type };
+  if (v.qualifier) out.qualifier = v.qualifier;
+  // Attribute group membership, `desc` as the group's API code (as std-dev 2025).
+  if (v.extension) out.extension = { desc: v.extension.desc, groupId: v.extension.groupId };
   switch (v.type) {
     case 'link':
-      return { ...common, ...serialiseLink(attribute, v, ctx) };
+      addLink(out, attribute, v, ctx);
+      return out;
     case 'datetime':
-      return {
-        ...common,
-        start: v.start,
-        end: v.end,
-        specifiedAsRange: v.specifiedAsRange,
-        precision: v.precision,
-        ...(v.timezone ? { timezone: v.timezone } : {}),
-        readable: readableDatetime(v),
-      };
+      out.start = v.start;
+      out.end = v.end;
+      out.specifiedAsRange = v.specifiedAsRange;
+      out.precision = v.precision;
+      if (v.timezone) out.timezone = v.timezone;
+      out.readable = readableDatetime(v);
+      return out;
     case 'file':
-      return {
-        ...common,
-        digest: v.digest,
-        fileSize: v.fileSize,
-        mimeType: v.mimeType,
-        filename: v.filename,
-        url: `${ctx.baseUrl}/api/v0-file/metadata/${v.digest}?fileSize=${v.fileSize}`,
-      };
+      out.digest = v.digest;
+      out.fileSize = v.fileSize;
+      out.mimeType = v.mimeType;
+      out.filename = v.filename;
+      out.url = `${ctx.baseUrl}/api/v0-file/metadata/${v.digest}?fileSize=${v.fileSize}`;
+      return out;
     case 'person-name':
-      return { ...common, value: v.value, readable: readablePersonName(v.value) };
+      out.value = v.value;
+      out.readable = readablePersonName(v.value);
+      return out;
     case 'postal-address':
-      return { ...common, value: v.value, readable: readablePostalAddress(v.value) };
+      out.value = v.value;
+      out.readable = readablePostalAddress(v.value);
+      return out;
     case 'telephone-number':
-      return { ...common, value: v.value, readable: readableTelephone(v.value) };
+      out.value = v.value;
+      out.readable = readableTelephone(v.value);
+      return out;
     case 'integer':
     case 'number':
       // Haplo serialises every plain value in its string form.
-      return { ...common, value: String(v.value) };
+      out.value = String(v.value);
+      return out;
     default:
-      return { ...common, value: v.value };
+      out.value = v.value;
+      return out;
   }
 };
 
@@ -93,37 +123,43 @@ export const serialiseObject = (doc: ObjectDoc, ctx: SerialiseContext) => {
   const type = ctx.schema.types.get(doc.objectType);
   const behaviour = behaviourOf(doc);
   const attributes: Record<string, unknown[]> = {};
-  for (const [code, values] of Object.entries(doc.attributes)) attributes[code] = values.map((v) => serialiseValue(code, v, ctx));
+  for (const code in doc.attributes) {
+    const values = doc.attributes[code]!;
+    const out = new Array<unknown>(values.length);
+    for (let i = 0; i < values.length; i++) out[i] = serialiseValue(code, values[i]!, ctx);
+    attributes[code] = out;
+  }
   const username = ctx.usernames?.get(doc.ref);
-  return {
+  const object: Record<string, unknown> = {
     kind: 'svc:object:0',
     sources: ctx.sources,
     ref: doc.ref,
     url: objectUrl(ctx.baseUrl, doc.ref, doc.title),
-    ...(behaviour ? { behaviour } : {}),
-    recordVersion: doc.recordVersion,
-    title: doc.title,
-    labels: doc.labels.map((code) => {
-      const label = ctx.schema.labels.get(code);
-      return { ref: label?.ref ?? '', title: label?.name ?? code, code };
-    }),
-    deleted: doc.deleted,
-    creationDate: doc.creationDate,
-    lastModificationDate: doc.lastModificationDate,
-    type: type
-      ? { code: type.code, name: type.name, rootCode: type.rootCode, annotations: type.annotations }
-      : { code: 'UNKNOWN', name: 'UNKNOWN', rootCode: 'UNKNOWN', annotations: [] },
-    attributes,
-    ...(ctx.workUnits ? { workflows: ctx.workUnits.map((w) => serialiseWorkUnit(w, ctx)) } : {}),
-    ...(username ? { username } : {}),
   };
+  if (behaviour) object.behaviour = behaviour;
+  object.recordVersion = doc.recordVersion;
+  object.title = doc.title;
+  object.labels = doc.labels.map((code) => {
+    const label = ctx.schema.labels.get(code);
+    return { ref: label?.ref ?? '', title: label?.name ?? code, code };
+  });
+  object.deleted = doc.deleted;
+  object.creationDate = doc.creationDate;
+  object.lastModificationDate = doc.lastModificationDate;
+  object.type = type
+    ? { code: type.code, name: type.name, rootCode: type.rootCode, annotations: type.annotations }
+    : { code: 'UNKNOWN', name: 'UNKNOWN', rootCode: 'UNKNOWN', annotations: [] };
+  object.attributes = attributes;
+  if (ctx.workUnits) object.workflows = ctx.workUnits.map((w) => serialiseWorkUnit(w, ctx));
+  if (username) object.username = username;
+  return object;
 };
 
-/** Refs of objects an object links to (not schema items). */
-export const linkedRefs = (doc: ObjectDoc, schema: Schema): string[] => [
-  ...new Set(
-    Object.values(doc.attributes)
-      .flat()
-      .flatMap((v) => (v.type === 'link' && !schema.byRef(v.ref) ? [v.ref] : [])),
-  ),
-];
+/** Refs of objects an object links to (not schema items), each once, in order of first appearance. */
+export const linkedRefs = (doc: ObjectDoc, schema: Schema): string[] => {
+  const refs = new Set<string>();
+  for (const code in doc.attributes) {
+    for (const v of doc.attributes[code]!) if (v.type === 'link' && !refs.has(v.ref) && !schema.byRef(v.ref)) refs.add(v.ref);
+  }
+  return [...refs];
+};

@@ -8,7 +8,9 @@ const isJsonValue = (body: unknown) =>
 export const jsonOutput = (): Middleware<AppState> => async (ctx, next) => {
   await next();
   if (!isJsonValue(ctx.body)) return;
-  const pretty = ctx.query.output === 'pretty';
+  // Only a query string naming `output` (perhaps percent-encoded) can ask for it: others skip parsing.
+  const query = ctx.querystring;
+  const pretty = query !== '' && (query.includes('output') || query.includes('%')) && ctx.query.output === 'pretty';
   const status = ctx.status;
   ctx.body = JSON.stringify(ctx.body, null, pretty ? 2 : undefined);
   ctx.type = 'application/json; charset=utf-8';

@@ -10,7 +10,7 @@ import { findFile, getFileMetadata, getFileTags, requireFile } from '../../queri
 import { decideRange, ifRangeAllows, noneMatch } from '../byte-range.ts';
 import { contentDisposition } from '../content-disposition.ts';
 import { HttpError, badRequest, forbidden } from '../errors.ts';
-import { apiKeyAuth, type KeyedState } from '../middleware/api-key-auth.ts';
+import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
 import { jsonBody } from '../middleware/json-body.ts';
 import type { FailureThrottle } from '../throttle.ts';
 import { decodeBody, metadataOf, optionalProps } from '../validate.ts';
@@ -23,6 +23,8 @@ export interface FileApiDeps {
   readonly signer: DownloadSigner;
   /** Limit of the JSON body of `POST /tags/<digest>`. */
   readonly bodyLimitBytes: number;
+  /** Resolved API keys, shared with the other read APIs. */
+  readonly principals?: PrincipalCache;
 }
 
 const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
@@ -53,7 +55,7 @@ const ChangeTags = optionalProps('ChangeTags', { tags: t.record(t.string, t.unio
  */
 export const fileApiRoutes = (deps: FileApiDeps) => {
   const router = new Router<KeyedState>({ prefix: '/api/v0-file' });
-  const auth = apiKeyAuth(deps.reads, deps.throttle);
+  const auth = apiKeyAuth(deps.reads, deps.throttle, deps.principals);
   const queries = { reads: deps.reads, signer: deps.signer };
 
   router.get('/metadata/:digest', auth, async (ctx) => {

@@ -1,18 +1,20 @@
 import Router from '@koa/router';
 import type { ReadStore } from '../../projections/read-store.ts';
-import { refParam } from '../params.ts';
+import { queryValue, refParam } from '../params.ts';
 import { getLinked, getObject, type ObjectQueryDeps } from '../../queries/object-api.ts';
-import { apiKeyAuth, type KeyedState } from '../middleware/api-key-auth.ts';
+import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
 import type { FailureThrottle } from '../throttle.ts';
 
 const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 /** Object API v0: `GET /api/v0-object/ref/<ref>` and `GET /api/v0-object/linked/<ref>`. */
-export const objectApiRoutes = (deps: ObjectQueryDeps, reads: ReadStore, throttle: FailureThrottle) => {
+export const objectApiRoutes = (deps: ObjectQueryDeps, reads: ReadStore, throttle: FailureThrottle, principals?: PrincipalCache) => {
   const router = new Router<KeyedState>({ prefix: '/api/v0-object' });
-  router.use(apiKeyAuth(reads, throttle));
+  // Under every path of the prefix, matched case-insensitively like the routes: a bare
+  // router.use(fn) layer matches case-sensitively, which let `/API/...` reach the routes unauthenticated.
+  router.use('', apiKeyAuth(reads, throttle, principals));
   router.get('/ref/:ref', async (ctx) => {
-    const object = await getObject(deps, refParam(ctx.params.ref), single(ctx.query.sources), ctx.state.principal.access);
+    const object = await getObject(deps, refParam(ctx.params.ref), queryValue(ctx.querystring, 'sources'), ctx.state.principal.access);
     ctx.body = { success: true, kind: 'svc:api-v0:object:serialised', object };
   });
   router.get('/linked/:ref', async (ctx) => {

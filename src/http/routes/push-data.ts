@@ -2,12 +2,12 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandDeps } from '../../commands/context.ts';
 import { IDEMPOTENCY_KEY, onceByKey, type StoredResponse } from '../../commands/idempotency.ts';
-import { pushData } from '../../commands/push-data.ts';
+import { pushData, restApiByUrl } from '../../commands/push-data.ts';
 import { PUSH_DATA_GROUP } from '../../commands/rest-apis.ts';
 import type { Models } from '../../import/model.ts';
-import { REST_APIS, type RestApiDoc } from '../../projections/rest-apis-projector.ts';
+import type { RestApiDoc } from '../../projections/rest-apis-projector.ts';
 import { badRequest } from '../errors.ts';
-import { apiKeyAuth, type KeyedState } from '../middleware/api-key-auth.ts';
+import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
 import { pushStatus, renderPushResult, type PushResult } from '../push-response.ts';
 import { readRawBody } from '../read-body.ts';
 import type { FailureThrottle } from '../throttle.ts';
@@ -24,7 +24,7 @@ const send = (ctx: Context, response: StoredResponse) => {
 const answer = (result: PushResult, format: RestApiDoc['response'] = 'JSON'): StoredResponse => ({ status: pushStatus(result.result), ...renderPushResult(result, format) });
 
 /** `POST /api/push-data/<url>`: a push-data API run through its control file (haplo-behaviour.md §2.2). */
-export const pushDataRoutes = (deps: CommandDeps, models: Models, throttle: FailureThrottle, bodyLimit: number) => {
+export const pushDataRoutes = (deps: CommandDeps, models: Models, throttle: FailureThrottle, bodyLimit: number, principals?: PrincipalCache) => {
   const router = new Router<KeyedState>();
   router.all(
     '/api/push-data/:url',
@@ -33,20 +33,19 @@ export const pushDataRoutes = (deps: CommandDeps, models: Models, throttle: Fail
       const body = { result: 'error', applied: 0, failures: 0, errorCount: 1, errors: ['Only POST requests supported for push data REST APIs.'] };
       send(ctx, { status: 400, contentType: 'application/json; charset=utf-8', body: `${JSON.stringify(body, null, 4)}\n` });
     },
-    apiKeyAuth(deps.reads, throttle),
+    apiKeyAuth(deps.reads, throttle, principals),
     async (ctx) => {
       const url = ctx.params.url!;
-      const api = await deps.reads.get<RestApiDoc>(REST_APIS, url);
+      const api = await restApiByUrl(deps, url);
       if (!api) return send(ctx, answer({ result: 'error', ...empty, errorCount: 1, errors: [`API not defined: ${url}`] }));
       if (!ctx.state.principal.groups.includes(PUSH_DATA_GROUP)) return send(ctx, answer({ result: 'not authorised', ...empty, errorCount: 1, errors: [] }));
       if (!api.enabled) return send(ctx, answer({ result: 'error', ...empty, errorCount: 1, errors: [`API is disabled: ${url}`] }, api.response));
       const body = await readRawBody(ctx, bodyLimit);
       const metadata = metadataOf(ctx);
-      const run = async () => answer(await pushData(deps, models, metadata, api.control, body), api.response);
       const key = ctx.get('Idempotency-Key');
-      if (!key) return send(ctx, await run());
+      if (!key) return send(ctx, answer(await pushData(deps, models, metadata, api.control, body), api.response));
       if (!IDEMPOTENCY_KEY.test(key)) throw badRequest('Idempotency-Key must be 1-255 printable ASCII characters', 'svc:api:bad-idempotency-key');
-      const response = await onceByKey(deps, metadata, `push-data:${url}`, key, body, run);
+      const response = await onceByKey(deps, metadata, `push-data:${url}`, key, body, async () => answer(await pushData(deps, models, metadata, api.control, body), api.response));
       if (response.replayed) ctx.set('Idempotent-Replayed', 'true');
       send(ctx, response);
     },

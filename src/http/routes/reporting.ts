@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { ReadStore } from '../../projections/read-store.ts';
 import { collectionData, collectionDetail, listCollections, type ReportingDeps } from '../../queries/reporting-api.ts';
 import { badRequest } from '../errors.ts';
-import { apiKeyAuth, type KeyedState } from '../middleware/api-key-auth.ts';
+import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
 import type { FailureThrottle } from '../throttle.ts';
 
 const AT = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,3})?Z?$/;
@@ -23,9 +23,11 @@ export const parseAt = (value: string | string[] | undefined): Date | undefined 
 };
 
 /** Reporting API v0: collections, one collection, its data now or at a past time. */
-export const reportingRoutes = (deps: ReportingDeps, reads: ReadStore, throttle: FailureThrottle) => {
+export const reportingRoutes = (deps: ReportingDeps, reads: ReadStore, throttle: FailureThrottle, principals?: PrincipalCache) => {
   const router = new Router<KeyedState>({ prefix: '/api/reporting/v0' });
-  router.use(apiKeyAuth(reads, throttle));
+  // Under every path of the prefix, matched case-insensitively like the routes: a bare
+  // router.use(fn) layer matches case-sensitively, which let `/API/...` reach the routes unauthenticated.
+  router.use('', apiKeyAuth(reads, throttle, principals));
   router.get('/collections', (ctx) => {
     ctx.body = listCollections(deps);
   });

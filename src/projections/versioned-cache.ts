@@ -1,0 +1,78 @@
+/**
+ * A bounded in-memory map of values derived from a read model, valid for exactly one version of it
+ * (`ProjectionRunner.version`): when the version moves, every entry is dropped.
+ *
+ * The protocol that keeps it exact: read the version with `version()` BEFORE loading what a value
+ * is derived from, and hand that version to `set`. A value loaded while a batch was being committed
+ * is then tagged with the version before the commit, which is stale as soon as the commit is
+ * announced, so it is never served afterwards. A version of -1 (no such projection in this process)
+ * turns the cache off.
+ *
+ * The version moves (in this process) before anyone waiting for the change is released, so
+ * read-your-writes holds as for a read of the read model itself. Values are never undefined: keep
+ * "none" as null. Eviction is oldest-inserted first once `maxEntries` is reached.
+ */
+export class VersionedCache<K, V> {
+  private readonly entries = new Map<K, V>();
+  private tag = -1;
+
+  constructor(
+    private readonly currentVersion: () => number,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  /** The version to tag a value with: read it before loading the value's sources. */
+  version(): number {
+    return this.currentVersion();
+  }
+
+  get(key: K): V | undefined {
+    const now = this.currentVersion();
+    if (now !== this.tag) {
+      if (this.entries.size > 0) this.entries.clear();
+      this.tag = now;
+      return undefined;
+    }
+    return now < 0 ? undefined : this.entries.get(key);
+  }
+
+  /** Stores a value loaded after `version()` answered `loadedAt`; ignored if the model has moved since. */
+  set(key: K, value: V, loadedAt: number): void {
+    if (loadedAt < 0 || loadedAt !== this.currentVersion()) return;
+    if (loadedAt !== this.tag) {
+      this.entries.clear();
+      this.tag = loadedAt;
+    }
+    if (!this.entries.has(key) && this.entries.size >= this.maxEntries) {
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
+    }
+    this.entries.set(key, value);
+  }
+
+  /** The kept value, or `read()`'s (kept, unless undefined, for the version current before it ran). */
+  async through(key: K, read: () => Promise<V>): Promise<V> {
+    const hit = this.get(key);
+    if (hit !== undefined) return hit;
+    const at = this.version();
+    const value = await read();
+    if (value !== undefined) this.set(key, value, at);
+    return value;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** What a cache needs of the projection runner: which projection holds a collection, and its version. */
+export interface VersionedProjections {
+  readonly projectors: readonly { readonly name: string; readonly collections: readonly { readonly name: string }[] }[];
+  version(projection: string): number;
+}
+
+/** The version of the projection holding `collection` (-1 when none does: nothing is cached). */
+export const collectionVersion = (runner: VersionedProjections, collection: string): (() => number) => {
+  const name = runner.projectors.find((p) => p.collections.some((c) => c.name === collection))?.name;
+  return name === undefined ? () => -1 : () => runner.version(name);
+};
