@@ -62,7 +62,7 @@ const evolveInfo = (info: ObjectInfo | null, event: ObjectEvent, keep: ReadonlyS
       const relevant =
         (objectType !== undefined && objectType !== info.objectType) ||
         (labels !== undefined && JSON.stringify(labels) !== JSON.stringify(info.labels)) ||
-        Object.keys(set).some((code) => keep.has(code) || code === PARENT || code === BEHAVIOUR);
+        Object.keys(set).some((code) => keep.has(code) || code === TITLE || code === PARENT || code === BEHAVIOUR);
       if (!relevant) return info;
       const behaviour = set[BEHAVIOUR] ? set[BEHAVIOUR][0] : undefined;
       return {
@@ -91,7 +91,8 @@ const evolveInfo = (info: ObjectInfo | null, event: ObjectEvent, keep: ReadonlyS
  */
 export const collectionFold = (collection: CollectionDef, schema: Schema, decode: EventDecoder): Projector => {
   const names = collectionNames(collection.name);
-  const keep = new Set([...attributesRead(collection), TITLE]);
+  // Titles are kept as `title`; attribute values only where a fact reads them.
+  const keep = attributesRead(collection);
   const isRowType = (info: ObjectInfo) => collection.types.some((t) => schema.isKindOf(info.objectType, t));
 
   /** Objects a row's facts may read: link targets, then theirs (for nested `linked` facts). */
