@@ -148,14 +148,32 @@ export class ProjectionRunner {
 
   /** Takes a projection off its reader; a reader left with nobody stops. */
   private async leave(run: Running): Promise<void> {
+    const feed = this.detach(run);
+    if (feed?.stopped) await feed.subscription?.stop();
+  }
+
+  private detach(run: Running): Feed | undefined {
     const feed = run.feed;
-    if (!feed) return;
+    if (!feed) return undefined;
     feed.members.delete(run);
     run.feed = undefined;
-    if (feed.members.size === 0) {
-      feed.stopped = true;
-      await feed.subscription?.stop();
-    }
+    if (feed.members.size === 0) feed.stopped = true;
+    return feed;
+  }
+
+  /**
+   * A projection whose batch failed drops what it folded since its last commit (nothing of a
+   * failed batch may be committed) and retries on a reader of its own, so the others go on.
+   */
+  private fail(run: Running, error: Error): void {
+    const feed = this.detach(run);
+    // Not awaited: this may run inside the reader's own handler.
+    if (feed?.stopped) void feed.subscription?.stop();
+    clearTimeout(run.commitTimer);
+    run.commitTimer = undefined;
+    run.docs = undefined;
+    run.folded = run.checkpoint;
+    this.onFailure(run, error);
   }
 
   private async followMovedCheckpoints(): Promise<void> {
@@ -225,11 +243,7 @@ export class ProjectionRunner {
       () => undefined,
       // The reader itself failed (not a projector): every member retries on a reader of its own.
       (error: Error) => {
-        for (const run of [...feed.members]) {
-          feed.members.delete(run);
-          run.feed = undefined;
-          this.onFailure(run, error);
-        }
+        for (const run of [...feed.members]) this.fail(run, error);
       },
     );
   }
@@ -243,10 +257,7 @@ export class ProjectionRunner {
       try {
         await this.applyBatchNow(run, from === 0 ? batch : batch.slice(from), batch.length >= this.batchSize);
       } catch (error) {
-        // One failing projection must not hold the others back: it leaves the shared reader and retries alone.
-        feed.members.delete(run);
-        run.feed = undefined;
-        this.onFailure(run, error as Error);
+        this.fail(run, error as Error);
       } finally {
         run.busy = false;
       }
@@ -263,11 +274,7 @@ export class ProjectionRunner {
       if (run.busy) return this.commitLater(run);
       run.busy = true;
       this.commit(run)
-        .catch((e: Error) => {
-          run.feed?.members.delete(run);
-          run.feed = undefined;
-          this.onFailure(run, e);
-        })
+        .catch((e: Error) => this.fail(run, e))
         .finally(() => (run.busy = false));
     }, IDLE_COMMIT_MS);
     run.commitTimer.unref();

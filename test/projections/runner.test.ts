@@ -128,6 +128,35 @@ test('a restarted runner resumes from its checkpoint without applying anything t
   await teardown(c);
 });
 
+test('a failure in a catch-up window commits nothing of the window, later either', async () => {
+  const c = setup();
+  let poisoned = true;
+  // Two full batches of 3: the second fails after folding its first event.
+  await c.events.append('a', [counted(0), counted(1)]);
+  await c.events.append('b', [counted(0)]);
+  await c.events.appendMany([
+    { stream: 'c', events: [counted(0)] },
+    { stream: 'a', events: [counted(2, true)] },
+    { stream: 'd', events: [counted(0)] },
+  ]);
+  const runner = new ProjectionRunner({ events: c.events, reads: c.reads, projectors: [tally({ poison: () => poisoned })], batchSize: 3, retryDelayMs: 1000 });
+  await runner.start();
+  const deadline = Date.now() + 5000;
+  while ((await runner.status())[0]?.state !== 'failed' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.is((await runner.status())[0]?.state, 'failed');
+  // Longer than the idle commit of an open window: still nothing committed.
+  await new Promise((r) => setTimeout(r, 500));
+  assert.is(await c.reads.getCheckpoint('tally'), null);
+  assert.is(await c.reads.get('tallies', 'c'), null);
+  assert.is(await c.reads.get('tallies', 'a'), null);
+  poisoned = false;
+  await runner.waitFor(await c.events.headPosition(), { timeoutMs: 5000 });
+  assert.equal((await c.reads.get<Tally>('tallies', 'a'))?.seq, [0, 1, 2]);
+  assert.equal((await c.reads.get<Tally>('tallies', 'c'))?.seq, [0]);
+  await runner.stop();
+  await teardown(c);
+});
+
 test('catch-up batches commit together: each document is written once per window, and the result is the same', async () => {
   const c = setup();
   for (let round = 0; round < 40; round++) {
