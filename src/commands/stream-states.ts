@@ -1,6 +1,5 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { AppendResult, EventStore, NewEvent, RecordedEvent, StreamAppend } from '../events/event-store.ts';
-import { SqliteEventStore } from '../events/sqlite-event-store.ts';
 import { GroupCommit } from './group-commit.ts';
 import { loadAggregate, type Aggregate, type DomainEvent } from './run-command.ts';
 
@@ -169,8 +168,8 @@ const helpers = new WeakMap<EventStore, StoreHelpers>();
 export const storeHelpers = (events: EventStore): StoreHelpers => {
   let found = helpers.get(events);
   if (found) return found;
-  // Only the embedded log has dense positions; other engines rely on short reads alone.
-  const watch = events instanceof SqliteEventStore ? new LogWatch(events) : undefined;
+  // Without dense positions (EventStoreDB) the head says nothing about who appended: short reads alone.
+  const watch = events.densePositions ? new LogWatch(events) : undefined;
   const commits = new GroupCommit(events, watch ? (appends, results) => watch.appended(appends, results) : undefined);
   const byDecoder = new WeakMap<EventDecoder, WeakMap<DatelessEvolve<unknown, DomainEvent>, StreamStates<unknown, DomainEvent>>>();
   found = {

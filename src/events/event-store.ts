@@ -100,6 +100,11 @@ export interface Subscription {
 export type BatchHandler = (batch: readonly RecordedEvent[]) => Promise<void>;
 
 export interface EventStore {
+  /**
+   * True when positions are dense (n appended events take the next n positions): a caller that
+   * knows its own appends can then tell from the head alone that nobody else has appended.
+   */
+  readonly densePositions?: boolean;
   append(stream: string, events: readonly NewEvent[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
   /**
    * Appends to several streams. SQLite: atomic, all or nothing. EventStoreDB has no multi-stream

@@ -72,6 +72,7 @@ const filterSql = (filter: LogFilter, params: unknown[]): string => {
  * enforces optimistic concurrency and UNIQUE(id) makes retried appends idempotent.
  */
 export class SqliteEventStore implements EventStore {
+  readonly densePositions = true;
   private readonly appended = new EventEmitter();
   private readonly clock: () => number;
   private readonly pollIntervalMs: number;

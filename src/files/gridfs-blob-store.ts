@@ -25,6 +25,7 @@ import {
   type PutResult,
 } from './blob-store.ts';
 import { DIGEST } from './files.ts';
+import { connectMongo } from '../mongo.ts';
 
 export interface GridFsBlobStoreOptions {
   /** GridFS bucket name: collections `<bucket>.files` and `<bucket>.chunks`. Default `blobs`. */
@@ -117,16 +118,7 @@ export class GridFsBlobStore implements BlobStore {
 
 /** Connects to MongoDB and opens the store on the URI's database (or `svc` when the URI names none). */
 export const openGridFsBlobStore = async (uri: string, options: GridFsBlobStoreOptions & { dbName?: string } = {}): Promise<GridFsBlobStore> => {
-  const client = new MongoClient(uri);
-  try {
-    await client.connect();
-  } catch (err) {
-    await client.close().catch(() => undefined);
-    throw new Error(`Cannot connect to MongoDB: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-  }
-  const uriHasDb = /^mongodb(?:\+srv)?:\/\/[^/]*\/[^?]+/.test(uri);
-  const dbName = options.dbName ?? (uriHasDb ? client.options.dbName : 'svc');
-  const db = client.db(dbName);
+  const { client, db } = await connectMongo(uri, options.dbName);
   // Lookups are by filename (digest) and length, oldest first.
   await db.collection(`${options.bucketName ?? 'blobs'}.files`).createIndex({ filename: 1, length: 1, uploadDate: 1 });
   return new GridFsBlobStore(db, options, client);

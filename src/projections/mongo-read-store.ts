@@ -14,6 +14,7 @@ import {
   type Db,
   type TransactionOptions,
 } from 'mongodb';
+import { connectMongo } from '../mongo.ts';
 import { mongoField, queryFields, toFilter, toSort } from './mongo-query.ts';
 import {
   COLLECTION_NAME,
@@ -268,15 +269,6 @@ function toBatches(ops: readonly WriteOp[]): Batches {
 /** Connects eagerly, so an unreachable server or a bad URI fails at start-up. */
 export async function openMongoReadStore(uri: string, options: { dbName?: string } = {}): Promise<MongoReadStore> {
   // ignoreUndefined matches JSON: `{ a: undefined }` drops `a` instead of storing null.
-  const client = new MongoClient(uri, { ignoreUndefined: true });
-  try {
-    await client.connect();
-  } catch (err) {
-    await client.close().catch(() => undefined);
-    throw new Error(`Cannot connect to MongoDB: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-  }
-  // The driver defaults the database to `test` when the URI has no path, so detect the path ourselves.
-  const uriHasDb = /^mongodb(?:\+srv)?:\/\/[^/]*\/[^?]+/.test(uri);
-  const dbName = options.dbName ?? (uriHasDb ? client.options.dbName : 'svc');
-  return new MongoReadStore(client, client.db(dbName));
+  const { client, db } = await connectMongo(uri, options.dbName, { ignoreUndefined: true });
+  return new MongoReadStore(client, db);
 }
