@@ -14,7 +14,7 @@ import type Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { ExpectedRevision, NewEvent } from '../src/events/event-store.ts';
-import { openSqliteEventStore } from '../src/events/sqlite-event-store.ts';
+import { openSqliteEventStore } from '../src/events/adapters/sqlite-event-store.ts';
 import {
   formatRate,
   openRawDb,

@@ -14,11 +14,11 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { RecordedEvent, StreamAppend } from '../src/events/event-store.ts';
-import { openSqliteEventStore, type SqliteEventStore } from '../src/events/sqlite-event-store.ts';
+import { openSqliteEventStore, type SqliteEventStore } from '../src/events/adapters/sqlite-event-store.ts';
 import { foldDocuments, type Projector } from '../src/projections/projector.ts';
 import type { Doc } from '../src/projections/read-store.ts';
 import { ProjectionRunner, type Logger } from '../src/projections/runner.ts';
-import { openSqliteReadStore } from '../src/projections/sqlite-read-store.ts';
+import { openSqliteReadStore } from '../src/projections/adapters/sqlite-read-store.ts';
 import {
   formatRate,
   openRawDb,

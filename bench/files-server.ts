@@ -4,7 +4,7 @@
  * its resident memory can be measured alone. Prints one JSON line `{url, pid}` once it listens;
  * stops on SIGTERM or when stdin closes.
  */
-import { startFilesService } from '../test/files/support.ts';
+import { startFilesService } from '../test/e2e/files/support.ts';
 
 const svc = await startFilesService(process.env.BENCH_DATA_DIR ? { env: { SVC_DATA_DIR: process.env.BENCH_DATA_DIR } } : {});
 process.stdout.write(`${JSON.stringify({ url: svc.url, pid: process.pid, baseUrl: svc.config.baseUrl, adminToken: svc.adminToken })}\n`);

@@ -10,7 +10,7 @@
  */
 import { pino } from 'pino';
 import { loadConfig } from '../src/config/config.ts';
-import { startService } from '../src/service.ts';
+import { startService } from '../src/app/service.ts';
 
 const t0 = performance.now();
 const config = loadConfig({ ...process.env, PORT: '0', SVC_HOST: '127.0.0.1' });

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { arch, cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { applySqlitePragmas } from '../src/sqlite.ts';
+import { applySqlitePragmas } from '../src/drivers/sqlite.ts';
 
 /** What every benchmark module exports. */
 export interface Benchmark {

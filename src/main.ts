@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig } from './config/config.ts';
-import { startService } from './service.ts';
+import { startService } from './app/service.ts';
 
 const main = async () => {
   let config;

@@ -1,11 +1,11 @@
 import { pino } from 'pino';
-import { loadAppModel, type AppModel } from '../app-model.ts';
+import { loadAppModel, type AppModel } from '../app/app-model.ts';
 import { loadConfig, type Config } from '../config/config.ts';
-import { openEngines, type Engines } from '../engines.ts';
+import { openEngines, type Engines } from '../app/engines.ts';
 import type { Projector } from '../projections/projector.ts';
 import { rebuildCheckpoint } from '../projections/rebuild.ts';
 import type { ReportingDeps } from '../queries/reporting-api.ts';
-import { snapshotSpec } from '../reporting/snapshots.ts';
+import { snapshotSpec } from '../projections/reporting/snapshots.ts';
 
 /** The configured engines and domain, as the service would open them, for one CLI command. */
 export interface CliContext extends AppModel {

@@ -3,7 +3,7 @@ import type { EventDecoder } from '../events/decode.ts';
 import type { EventMetadata, EventStore } from '../events/event-store.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import { ProjectionTimeoutError, type ProjectionRunner } from '../projections/runner.ts';
-import type { Schema } from '../schema/schema.ts';
+import type { Schema } from '../domain/schema.ts';
 
 /** What command handlers need: the log to write to and the read models to consult and wait for. */
 export interface CommandDeps {

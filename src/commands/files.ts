@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { BlobSource, BlobStore } from '../files/blob-store.ts';
+import type { BlobSource, BlobStore } from '../blobs/blob-store.ts';
 import {
   DEFAULT_MIME_TYPE,
   decideChangeTags,
@@ -12,12 +12,12 @@ import {
   type FileProperties,
   type StoredFile,
   type TagChanges,
-} from '../files/files.ts';
-import { extractProperties, type ExtractedProperties } from '../files/properties.ts';
+} from '../domain/files/files.ts';
+import { extractProperties, type ExtractedProperties } from '../blobs/properties.ts';
 import { FILES, type FileDoc } from '../projections/files-projector.ts';
-import { CommandError } from './command-error.ts';
+import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
-import { loadAggregate, runCommand } from './run-command.ts';
+import { loadAggregate, runCommand } from './appending/run-command.ts';
 
 export interface StoreFileInput {
   readonly source: BlobSource;
@@ -54,7 +54,7 @@ const storeThumbnail = async (blobs: BlobStore, extracted: ExtractedProperties):
  */
 export const storeFile = async (deps: CommandDeps, blobs: BlobStore, metadata: EventMetadata, input: StoreFileInput): Promise<StoreFileResult> => {
   const problem = filenameProblem(input.filename);
-  if (problem) throw new CommandError('invalid', 'svc:file:bad-filename', problem);
+  if (problem) throw new DomainError('invalid', 'svc:file:bad-filename', problem);
   const mimeType = input.mimeType ?? DEFAULT_MIME_TYPE;
   const blob = await blobs.put(input.source, input.limit === undefined ? {} : { limit: input.limit });
   const stream = fileStream(blob.digest, blob.size);

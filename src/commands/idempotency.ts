@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { WrongExpectedRevisionError } from '../events/event-store.ts';
-import { CommandError } from './command-error.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { CommandDeps, EventMetadata } from './context.ts';
-import { toNewEvents } from './run-command.ts';
+import { toNewEvents } from './appending/run-command.ts';
 
 export interface StoredResponse {
   readonly status: number;
@@ -30,9 +30,9 @@ const read = async (deps: CommandDeps, stream: string): Promise<Entry> => {
 
 const replay = (entry: Entry, bodyHash: string): StoredResponse & { replayed: true } => {
   if (entry.started !== bodyHash) {
-    throw new CommandError('invalid', 'svc:api:idempotency-key-reused', 'This Idempotency-Key was already used for a request with a different body');
+    throw new DomainError('invalid', 'svc:api:idempotency-key-reused', 'This Idempotency-Key was already used for a request with a different body');
   }
-  if (!entry.completed) throw new CommandError('conflict', 'svc:api:idempotency-in-progress', 'A request with this Idempotency-Key is still being processed; retry later');
+  if (!entry.completed) throw new DomainError('conflict', 'svc:api:idempotency-in-progress', 'A request with this Idempotency-Key is still being processed; retry later');
   return { ...entry.completed, replayed: true };
 };
 

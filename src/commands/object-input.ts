@@ -1,11 +1,11 @@
 import { OBJECTS, type ObjectDoc } from '../projections/objects-projector.ts';
-import { linkRefsIn, parseValue } from '../objects/parse-value.ts';
-import type { Attributes, AttributeValue } from '../objects/values.ts';
-import { TYPE } from '../schema/schema.ts';
-import { CommandError } from './command-error.ts';
+import { linkRefsIn, parseValue } from './parse-value.ts';
+import type { Attributes, AttributeValue } from '../domain/objects/values.ts';
+import { TYPE } from '../domain/schema.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { CommandDeps } from './context.ts';
 
-const invalid = (field: string, message: string) => new CommandError('invalid', 'svc:object:bad-value', `${field}: ${message}`);
+const invalid = (field: string, message: string) => new DomainError('invalid', 'svc:object:bad-value', `${field}: ${message}`);
 
 /** Parses `{code: value | [values]}` from a request into stored values, naming the first bad field. */
 export const parseAttributes = async (deps: CommandDeps, input: unknown, field = 'attributes'): Promise<Attributes> => {
@@ -16,7 +16,7 @@ export const parseAttributes = async (deps: CommandDeps, input: unknown, field =
   const out: Record<string, AttributeValue[]> = {};
   for (const [code, given] of Object.entries(record)) {
     const def = deps.schema.attributes.get(code);
-    if (!def) throw new CommandError('invalid', 'svc:object:unknown-attribute', `${field}.${code}: unknown attribute`);
+    if (!def) throw new DomainError('invalid', 'svc:object:unknown-attribute', `${field}.${code}: unknown attribute`);
     const list = Array.isArray(given) ? given : [given];
     if (list.length === 0) continue;
     out[code] = list.map((v, i) => {
@@ -31,13 +31,13 @@ export const parseAttributes = async (deps: CommandDeps, input: unknown, field =
 /** The `dc:attribute:type` value for a type code. */
 export const typeValue = (deps: CommandDeps, typeCode: unknown, field = 'type'): AttributeValue => {
   const def = typeof typeCode === 'string' ? deps.schema.types.get(typeCode) : undefined;
-  if (!def) throw new CommandError('invalid', 'svc:object:unknown-type', `${field}: unknown type ${JSON.stringify(typeCode)}`);
+  if (!def) throw new DomainError('invalid', 'svc:object:unknown-type', `${field}: unknown type ${JSON.stringify(typeCode)}`);
   return { type: 'link', ref: def.ref };
 };
 
 export const withType = (attributes: Attributes, type: AttributeValue): Attributes => {
   if (attributes[TYPE]) {
-    throw new CommandError('invalid', 'svc:object:bad-value', `attributes.${TYPE}: set the type with the type field, not as an attribute`);
+    throw new DomainError('invalid', 'svc:object:bad-value', `attributes.${TYPE}: set the type with the type field, not as an attribute`);
   }
   return { [TYPE]: [type], ...attributes };
 };

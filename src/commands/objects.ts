@@ -1,4 +1,4 @@
-import { OBJECT_EVENT_TYPES, objectStream } from '../objects/events.ts';
+import { OBJECT_EVENT_TYPES, objectStream } from '../domain/objects/events.ts';
 import {
   decideChangeAttributes,
   decideChangeLabels,
@@ -8,12 +8,12 @@ import {
   evolveObject,
   type AttributeChange,
   type StoreObject,
-} from '../objects/object.ts';
-import { newRef } from '../objects/ref.ts';
-import type { Attributes } from '../objects/values.ts';
-import { CommandError } from './command-error.ts';
+} from '../domain/objects/object.ts';
+import { newRef } from './new-ref.ts';
+import type { Attributes } from '../domain/objects/values.ts';
+import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
-import { runCommand, type CommandResult } from './run-command.ts';
+import { runCommand, type CommandResult } from './appending/run-command.ts';
 
 export interface ObjectChanged {
   readonly ref: string;
@@ -55,7 +55,7 @@ export const changeObject = async (
     objectStream(ref),
     evolveObject,
     (s) => {
-      if (!s) throw new CommandError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
+      if (!s) throw new DomainError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
       const events = command.changes?.length ? decideChangeAttributes(s, { ref, changes: command.changes }, deps.schema) : [];
       const afterChanges = events.reduce<StoreObject | null>((st, e) => evolveObject(st, e, new Date()), s);
       const labels = command.labels ? decideChangeLabels(afterChanges, { ref, ...command.labels }, deps.schema) : [];

@@ -1,11 +1,11 @@
-import type { ControlFile } from '../import/control-file.ts';
+import type { ControlFile } from '../domain/control-file.ts';
 import { REST_APIS, type RestApiDoc } from '../projections/rest-apis-projector.ts';
-import { REST_API_URL, decideChange, decideDefine, evolveRestApi, restApiStream, type ResponseFormat } from '../rest-apis/rest-apis.ts';
-import { groupStream } from '../users/events.ts';
-import { decideCreateGroup, evolveGroup } from '../users/users.ts';
-import { CommandError } from './command-error.ts';
+import { REST_API_URL, decideChange, decideDefine, evolveRestApi, restApiStream, type ResponseFormat } from '../domain/rest-apis.ts';
+import { groupStream } from '../domain/users/events.ts';
+import { decideCreateGroup, evolveGroup } from '../domain/users/users.ts';
+import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
-import { runCommand } from './run-command.ts';
+import { runCommand } from './appending/run-command.ts';
 import { changeUser, ensureServiceUser, issueApiKey } from './users.ts';
 
 /** Members of this group may use push-data APIs; keys made for an API belong to its service user. */
@@ -13,7 +13,7 @@ export const PUSH_DATA_GROUP = 'svc:group:data-import-api';
 export const PUSH_DATA_USER = 'svc-data-import-api';
 
 /** Turns control-file validation messages into the refusal Haplo's form gives. */
-export class InvalidControlFile extends CommandError {
+export class InvalidControlFile extends DomainError {
   constructor(readonly problems: readonly string[]) {
     super('invalid', 'svc:rest-api:invalid-control-file', problems[0] === 'Invalid JSON, check syntax' ? problems[0] : `Not a valid control file: ${problems.join(', ')}`);
   }
@@ -40,8 +40,8 @@ export const defineRestApi = async (
   metadata: EventMetadata,
   command: { url: string; description: string; enabled: boolean; response: ResponseFormat; control: ControlFile },
 ): Promise<RestApiDoc> => {
-  if (!REST_API_URL.test(command.url)) throw new CommandError('invalid', 'svc:rest-api:invalid-url', 'url: must match ^[a-z0-9-]+$ (lower-case letters, digits and hyphens)');
-  if (!command.description.trim()) throw new CommandError('invalid', 'svc:rest-api:invalid-description', 'description: is required');
+  if (!REST_API_URL.test(command.url)) throw new DomainError('invalid', 'svc:rest-api:invalid-url', 'url: must match ^[a-z0-9-]+$ (lower-case letters, digits and hyphens)');
+  if (!command.description.trim()) throw new DomainError('invalid', 'svc:rest-api:invalid-description', 'description: is required');
   const result = await runCommand(deps, restApiStream(command.url), evolveRestApi, (s) => decideDefine(s, { type: 'RestApiDefined', data: command }), metadata);
   await waitUntilVisible(deps, result.position);
   return { ...result.state!, id: command.url };
@@ -53,7 +53,7 @@ export const changeRestApi = async (
   url: string,
   command: { description?: string; enabled?: boolean; response?: ResponseFormat; control?: ControlFile },
 ): Promise<RestApiDoc> => {
-  if (command.description !== undefined && !command.description.trim()) throw new CommandError('invalid', 'svc:rest-api:invalid-description', 'description: must not be empty');
+  if (command.description !== undefined && !command.description.trim()) throw new DomainError('invalid', 'svc:rest-api:invalid-description', 'description: must not be empty');
   const result = await runCommand(deps, restApiStream(url), evolveRestApi, (s) => decideChange(s, { url, ...command }), metadata);
   await waitUntilVisible(deps, result.position);
   return { ...result.state!, id: url };
@@ -62,7 +62,7 @@ export const changeRestApi = async (
 /** A key that reaches this one API only (exact path `=/api/push-data/<url>`), for the push-data service user. */
 export const issuePushDataKey = async (deps: CommandDeps, metadata: EventMetadata, url: string) => {
   const api = await deps.reads.get<RestApiDoc>(REST_APIS, url);
-  if (!api) throw new CommandError('not-found', 'svc:rest-api:no-such-api', `REST API ${url} does not exist`);
+  if (!api) throw new DomainError('not-found', 'svc:rest-api:no-such-api', `REST API ${url} does not exist`);
   const group = await runCommand(
     deps,
     groupStream(PUSH_DATA_GROUP),

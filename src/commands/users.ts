@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { objectStream } from '../objects/events.ts';
-import { decideCreate } from '../objects/object.ts';
-import { newRef } from '../objects/ref.ts';
-import type { PersonName } from '../objects/values.ts';
+import { objectStream } from '../domain/objects/events.ts';
+import { decideCreate } from '../domain/objects/object.ts';
+import { newRef } from './new-ref.ts';
+import type { PersonName } from '../domain/objects/values.ts';
 import { GROUPS, USERS, type GroupDoc } from '../projections/users-projector.ts';
-import { TITLE } from '../schema/schema.ts';
-import { apiKeyStream, groupStream, userStream } from '../users/events.ts';
+import { TITLE } from '../domain/schema.ts';
+import { apiKeyStream, groupStream, userStream } from '../domain/users/events.ts';
 import {
   GROUP_CODE,
   USERNAME,
@@ -17,19 +17,19 @@ import {
   evolveApiKey,
   evolveGroup,
   evolveUser,
-} from '../users/users.ts';
-import { readablePersonName } from '../objects/readable.ts';
-import { CommandError } from './command-error.ts';
+} from '../domain/users/users.ts';
+import { readablePersonName } from '../projections/readable.ts';
+import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
 import { defaultLabels } from './objects.ts';
-import { loadAggregate, runCommand, toNewEvents } from './run-command.ts';
+import { loadAggregate, runCommand, toNewEvents } from './appending/run-command.ts';
 import { typeValue } from './object-input.ts';
 
 const PERSON_TYPE = 'svc:type:person';
 const NAME_ATTRIBUTE = 'svc:attribute:name';
 const EMAIL_ATTRIBUTE = 'svc:attribute:email';
 
-const invalid = (message: string, kind = 'svc:user:invalid') => new CommandError('invalid', kind, message);
+const invalid = (message: string, kind = 'svc:user:invalid') => new DomainError('invalid', kind, message);
 
 const checkGroups = async (deps: CommandDeps, groups: readonly string[]) => {
   const found = await deps.reads.getMany<GroupDoc>(GROUPS, groups);
@@ -120,7 +120,7 @@ export const issueApiKey = async (
   const path = command.path ?? '/api/';
   if (!API_KEY_PATH.test(path)) throw invalid('path: a request path prefix such as /api/v0-object/, or =/exact/path', 'svc:api-key:invalid');
   const user = await deps.reads.get(USERS, username);
-  if (!user) throw new CommandError('not-found', 'svc:user:no-such-user', `User ${username} does not exist`);
+  if (!user) throw new DomainError('not-found', 'svc:user:no-such-user', `User ${username} does not exist`);
   const id = newRef();
   const key = newKey();
   const issued = { id, username, name: command.name ?? `Key for ${username}`, path, lookup: key.slice(0, KEY_LOOKUP_LENGTH), hash: hashKey(key) };

@@ -1,11 +1,11 @@
-import { newRef } from '../objects/ref.ts';
+import { newRef } from './new-ref.ts';
 import { OBJECTS } from '../projections/objects-projector.ts';
-import { STATE, WORK_TYPE, decideCreateWorkUnit, decideTransition, evolveWorkUnit, workUnitStream } from '../workflows/work-units.ts';
-import { CommandError } from './command-error.ts';
+import { STATE, WORK_TYPE, decideCreateWorkUnit, decideTransition, evolveWorkUnit, workUnitStream } from '../domain/work-units.ts';
+import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
-import { runCommand } from './run-command.ts';
+import { runCommand } from './appending/run-command.ts';
 
-const invalid = (message: string) => new CommandError('invalid', 'svc:workflow:invalid', message);
+const invalid = (message: string) => new DomainError('invalid', 'svc:workflow:invalid', message);
 
 export const createWorkUnit = async (
   deps: CommandDeps,
@@ -15,7 +15,7 @@ export const createWorkUnit = async (
 ): Promise<{ id: string }> => {
   if (!WORK_TYPE.test(command.workType)) throw invalid('workType: a namespaced code such as phd:workflow:examination');
   if (!STATE.test(command.state)) throw invalid('state: 1-64 characters of a-z, 0-9, _ and -');
-  if (!(await deps.reads.get(OBJECTS, ref))) throw new CommandError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
+  if (!(await deps.reads.get(OBJECTS, ref))) throw new DomainError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
   const id = newRef();
   const result = await runCommand(
     deps,

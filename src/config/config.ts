@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { configFile } from '../paths.ts';
-import { FILES_ENV_SPEC, filesConfigOf, type FilesConfig } from '../files/files-config.ts';
+import { configFile } from './paths.ts';
+import { FILES_ENV_SPEC, filesConfigOf, type FilesConfig } from './files-config.ts';
 import { byteSize, decodeEnv, httpUrl, integer, oneOf, optional, text } from './env.ts';
 
 const ENGINE_URL = (schemes: readonly string[]) => (s: string) => schemes.some((p) => s.startsWith(p)) && URL.canParse(s);

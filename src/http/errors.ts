@@ -1,4 +1,4 @@
-import { CommandError } from '../commands/command-error.ts';
+import { DomainError } from '../domain/errors.ts';
 import { InvalidControlFile } from '../commands/rest-apis.ts';
 import { ObjectQueryError } from '../queries/object-api.ts';
 import { UnknownCollectionError } from '../queries/reporting-api.ts';
@@ -41,7 +41,7 @@ const COMMAND_STATUS = { invalid: 400, 'not-found': 404, conflict: 409, forbidde
 export const toHttpError = (e: unknown): HttpError | undefined => {
   if (e instanceof HttpError) return e;
   if (e instanceof InvalidControlFile) return new HttpError(400, e.kind, e.message, {}, { errors: e.problems });
-  if (e instanceof CommandError) return new HttpError(COMMAND_STATUS[e.reason], e.kind, e.message);
+  if (e instanceof DomainError) return new HttpError(COMMAND_STATUS[e.reason], e.kind, e.message);
   if (e instanceof ObjectQueryError) return new HttpError(400, e.kind, e.message);
   if (e instanceof UnknownCollectionError) return new HttpError(404, 'svc:api:reporting:no-such-collection', e.message);
   return undefined;

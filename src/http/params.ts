@@ -1,4 +1,4 @@
-import { isRef } from '../objects/ref.ts';
+import { isRef } from '../domain/objects/ref.ts';
 import { badRequest } from './errors.ts';
 
 /** A ref from a path, or a JSON 400 in the api-v0 style (never an HTML page). */

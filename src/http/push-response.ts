@@ -1,5 +1,5 @@
-import type { BatchResult } from '../import/batch.ts';
-import type { ResponseFormat } from '../rest-apis/rest-apis.ts';
+import type { BatchResult } from '../commands/push-data/batch.ts';
+import type { ResponseFormat } from '../domain/rest-apis.ts';
 
 export type PushResult = Omit<BatchResult, 'result' | 'position' | 'types'> & { readonly result: BatchResult['result'] | 'not authorised' };
 

@@ -1,6 +1,6 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
-import { FILE_EVENT_TYPES, evolveFile, fileId, type FileEvent, type StoredFile } from '../files/files.ts';
+import { FILE_EVENT_TYPES, evolveFile, fileId, type FileEvent, type StoredFile } from '../domain/files/files.ts';
 import type { DocAccess, Projector } from './projector.ts';
 import type { Doc } from './read-store.ts';
 

@@ -1,9 +1,9 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
-import { OBJECT_EVENT_TYPES, type ObjectEvent } from '../objects/events.ts';
-import { evolveObject, type StoreObject } from '../objects/object.ts';
-import { titleOf, valueText } from '../objects/readable.ts';
-import { BEHAVIOUR, TITLE } from '../schema/schema.ts';
+import { OBJECT_EVENT_TYPES, type ObjectEvent } from '../domain/objects/events.ts';
+import { evolveObject, type StoreObject } from '../domain/objects/object.ts';
+import { titleOf, valueText } from './readable.ts';
+import { BEHAVIOUR, TITLE } from '../domain/schema.ts';
 import type { DocAccess, Projector } from './projector.ts';
 
 export type ObjectDoc = StoreObject & {

@@ -1,6 +1,6 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
-import { REST_API_EVENT_TYPES, evolveRestApi, type RestApi, type RestApiEvent } from '../rest-apis/rest-apis.ts';
+import { REST_API_EVENT_TYPES, evolveRestApi, type RestApi, type RestApiEvent } from '../domain/rest-apis.ts';
 import type { DocAccess, Projector } from './projector.ts';
 
 export type RestApiDoc = RestApi & { readonly id: string };

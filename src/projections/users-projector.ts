@@ -1,7 +1,7 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
-import { API_KEY_EVENT_TYPES, GROUP_EVENT_TYPES, USER_EVENT_TYPES, type ApiKeyEvent, type GroupEvent, type UserEvent } from '../users/events.ts';
-import { evolveApiKey, evolveGroup, evolveUser, type ApiKey, type Group, type User } from '../users/users.ts';
+import { API_KEY_EVENT_TYPES, GROUP_EVENT_TYPES, USER_EVENT_TYPES, type ApiKeyEvent, type GroupEvent, type UserEvent } from '../domain/users/events.ts';
+import { evolveApiKey, evolveGroup, evolveUser, type ApiKey, type Group, type User } from '../domain/users/users.ts';
 import type { DocAccess, Projector } from './projector.ts';
 
 /** `emailKey`: the email in lower case, for case-insensitive look-ups. */

@@ -1,5 +1,5 @@
 import type { EventStore } from '../events/event-store.ts';
-import { stableJson } from '../stable-json.ts';
+import { stableJson } from '../domain/stable-json.ts';
 import { MemoryDocs } from './batch-docs.ts';
 import type { Projector } from './projector.ts';
 import type { Doc, ReadStore } from './read-store.ts';

@@ -1,6 +1,6 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
-import { WORK_UNIT_EVENT_TYPES, evolveWorkUnit, type WorkUnit, type WorkUnitEvent } from '../workflows/work-units.ts';
+import { WORK_UNIT_EVENT_TYPES, evolveWorkUnit, type WorkUnit, type WorkUnitEvent } from '../domain/work-units.ts';
 import type { DocAccess, Projector } from './projector.ts';
 
 export type WorkUnitDoc = WorkUnit;

@@ -3,8 +3,8 @@
  * by its digest, and optionally its size; without a size the first file stored with that digest
  * answers (as Haplo's `O.file(digest)`).
  */
-import { noSuchFile, type FileProperties, type StoredFile } from '../files/files.ts';
-import type { DownloadSigner } from '../files/signed-urls.ts';
+import { noSuchFile, type FileProperties, type StoredFile } from '../domain/files/files.ts';
+import type { DownloadSigner } from '../blobs/signed-urls.ts';
 import { FILES, type FileDoc } from '../projections/files-projector.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 

@@ -2,8 +2,8 @@ import type { ReadStore } from '../projections/read-store.ts';
 import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc } from '../projections/objects-projector.ts';
 import { USERS, type UserDoc } from '../projections/users-projector.ts';
 import { WORK_UNITS, type WorkUnitDoc } from '../projections/work-units-projector.ts';
-import type { Schema } from '../schema/schema.ts';
-import { canRead, type ReadAccess } from '../users/users.ts';
+import type { Schema } from '../domain/schema.ts';
+import { canRead, type ReadAccess } from '../domain/users/users.ts';
 import { linkedRefs, serialiseObject, type LinkTarget } from './serialise-object.ts';
 import { VersionedCache } from '../projections/versioned-cache.ts';
 

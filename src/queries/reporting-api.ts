@@ -1,15 +1,15 @@
 import type { EventStore } from '../events/event-store.ts';
-import { OBJECT_EVENT_TYPES } from '../objects/events.ts';
+import { OBJECT_EVENT_TYPES } from '../domain/objects/events.ts';
 import type { Projector } from '../projections/projector.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
 import { MemoryDocs } from '../projections/batch-docs.ts';
-import type { Schema } from '../schema/schema.ts';
-import { REF_FACT, type CollectionDef } from '../reporting/collection.ts';
-import { collectionNames, projectionName, type RowDoc } from '../reporting/collection-fold.ts';
-import type { ObjectInfo } from '../reporting/object-info.ts';
-import { latestSnapshot, loadSnapshot } from '../reporting/snapshots.ts';
-import { canRead, type ReadAccess } from '../users/users.ts';
+import type { Schema } from '../domain/schema.ts';
+import { REF_FACT, type CollectionDef } from '../domain/reporting/collection.ts';
+import { collectionNames, projectionName, type RowDoc } from '../projections/reporting/collection-fold.ts';
+import type { ObjectInfo } from '../projections/reporting/object-info.ts';
+import { latestSnapshot, loadSnapshot } from '../projections/reporting/snapshots.ts';
+import { canRead, type ReadAccess } from '../domain/users/users.ts';
 
 export interface ReportingDeps {
   readonly reads: ReadStore;

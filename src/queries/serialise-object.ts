@@ -1,8 +1,8 @@
-import { readableDatetime, readablePersonName, readablePostalAddress, readableTelephone, slug } from '../objects/readable.ts';
-import type { AttributeValue } from '../objects/values.ts';
+import { readableDatetime, readablePersonName, readablePostalAddress, readableTelephone, slug } from '../projections/readable.ts';
+import type { AttributeValue } from '../domain/objects/values.ts';
 import type { ObjectDoc } from '../projections/objects-projector.ts';
 import type { WorkUnitDoc } from '../projections/work-units-projector.ts';
-import { TYPE, type Schema } from '../schema/schema.ts';
+import { TYPE, type Schema } from '../domain/schema.ts';
 
 /** Everything serialisation looks up besides the object itself, fetched before it runs. */
 export interface SerialiseContext {

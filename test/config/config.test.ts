@@ -2,7 +2,7 @@ import { statSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { resolveAdminToken } from '../../src/config/admin-token.ts';
+import { resolveAdminToken } from '../../src/app/admin-token.ts';
 import { ConfigError, loadConfig } from '../../src/config/config.ts';
 import { tempDir } from '../support/tmp.ts';
 

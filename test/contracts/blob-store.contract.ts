@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BlobNotFoundError, BlobTooLargeError, InvalidRangeError, type BlobStore } from '../../src/files/blob-store.ts';
+import { BlobNotFoundError, BlobTooLargeError, InvalidRangeError, type BlobStore } from '../../src/blobs/blob-store.ts';
 
 export interface BlobStoreFixture {
   readonly store: BlobStore;

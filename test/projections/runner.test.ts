@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RecordedEvent } from '../../src/events/event-store.ts';
-import { openSqliteEventStore, type SqliteEventStore } from '../../src/events/sqlite-event-store.ts';
+import { openSqliteEventStore, type SqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
 import { foldDocuments, type Projector } from '../../src/projections/projector.ts';
 import { ProjectionRunner, ProjectionTimeoutError } from '../../src/projections/runner.ts';
-import { openSqliteReadStore, type SqliteReadStore } from '../../src/projections/sqlite-read-store.ts';
+import { openSqliteReadStore, type SqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
 import { tempDir } from '../support/tmp.ts';
 
 interface Tally {

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { configFile } from '../../src/paths.ts';
+import { configFile } from '../../src/config/paths.ts';
 import { basic, call, unique } from './fixtures.ts';
 import type { TestService } from './service.ts';
 import { tempDir } from './tmp.ts';

@@ -1,6 +1,6 @@
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config/config.ts';
-import { startService, type Service } from '../../src/service.ts';
+import { startService, type Service } from '../../src/app/service.ts';
 import { tempDir } from './tmp.ts';
 
 export interface TestService extends Service {

@@ -1,6 +1,6 @@
 import { collectionData } from '../../queries/reporting-api.ts';
-import { parseAt } from '../../http/routes/reporting.ts';
-import { HttpError } from '../../http/errors.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { parseAt } from '../../queries/parse-at.ts';
 import type { CliContext } from '../context.ts';
 import { UsageError } from '../context.ts';
 import { toCsv } from '../csv.ts';
@@ -18,7 +18,7 @@ export const collectionDataCommand = async (cli: CliContext, name: string, flags
   try {
     at = parseAt(flags.at);
   } catch (e) {
-    if (e instanceof HttpError) throw new UsageError(e.message.replace(/^at/, '--at'));
+    if (e instanceof DomainError) throw new UsageError(e.message.replace(/^at/, '--at'));
     throw e;
   }
   const data = await collectionData(cli.reporting(), name, at, { all: true, labels: new Set() });

@@ -4,7 +4,7 @@ import { KEY_LOOKUP_LENGTH } from '../../commands/users.ts';
 import type { ReadStore } from '../../projections/read-store.ts';
 import { API_KEYS, GROUPS, USERS, type ApiKeyDoc, type GroupDoc, type UserDoc } from '../../projections/users-projector.ts';
 import { VersionedCache, type VersionedProjections } from '../../projections/versioned-cache.ts';
-import { pathCovered, readAccessOf, type ReadAccess } from '../../users/users.ts';
+import { pathCovered, readAccessOf, type ReadAccess } from '../../domain/users/users.ts';
 import { HttpError, unauthorised } from '../errors.ts';
 import type { FailureThrottle } from '../throttle.ts';
 import type { AppState } from '../state.ts';

@@ -1,8 +1,8 @@
 import Router from '@koa/router';
 import * as t from 'io-ts';
-import { generateControlFile, describeModel } from '../../import/generate-control.ts';
-import type { Models } from '../../import/model.ts';
-import { FILTERS } from '../../import/filters.ts';
+import { generateControlFile, describeModel } from '../../commands/push-data/generate-control.ts';
+import type { Models } from '../../domain/model.ts';
+import { FILTERS } from '../../commands/push-data/filters.ts';
 import { badRequest, notFound } from '../errors.ts';
 import type { AppState } from '../state.ts';
 import { decodeBody, optionalProps } from '../validate.ts';

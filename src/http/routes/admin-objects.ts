@@ -4,7 +4,7 @@ import type { CommandDeps } from '../../commands/context.ts';
 import { parseAttributes, typeValue, withType } from '../../commands/object-input.ts';
 import { changeObject, createObject, deleteObject, undeleteObject } from '../../commands/objects.ts';
 import { createWorkUnit, transitionWorkUnit } from '../../commands/work-units.ts';
-import type { AttributeChange } from '../../objects/object.ts';
+import type { AttributeChange } from '../../domain/objects/object.ts';
 import { refParam } from '../params.ts';
 import { WORK_UNITS, type WorkUnitDoc } from '../../projections/work-units-projector.ts';
 import { getObject, type ObjectQueryDeps } from '../../queries/object-api.ts';

@@ -1,6 +1,6 @@
 /** Model explorer (haplo-behaviour.md §3.4) and "Generate control file" (§3.11). */
-import type { ModelDescription } from '../../../import/generate-control.ts';
-import type { ModelDef } from '../../../import/model.ts';
+import type { ModelDescription } from '../../../commands/push-data/generate-control.ts';
+import type { ModelDef } from '../../../domain/model.ts';
 import { html, seg, type Html } from '../html.ts';
 import { badge, breadcrumbs, csrfField, pageHeading, problemBox, type Problem } from '../layout.ts';
 

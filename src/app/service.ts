@@ -1,0 +1,98 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino, type Logger } from 'pino';
+import { resolveAdminToken } from './admin-token.ts';
+import type { Config } from '../config/config.ts';
+import { openEngines, type Engines } from './engines.ts';
+import { createApp } from '../http/koa-app.ts';
+import { ProjectionRunner } from '../projections/runner.ts';
+import { FailureThrottle } from '../http/throttle.ts';
+import { loadAppModel } from './app-model.ts';
+import { snapshotSpec } from '../projections/reporting/snapshots.ts';
+import { openBlobStore } from './open-blob-store.ts';
+import { DownloadSigner, resolveDownloadSecret } from '../blobs/signed-urls.ts';
+import { runnerStatus } from '../queries/reporting-api.ts';
+
+export interface Service {
+  readonly server: Server;
+  readonly url: string;
+  readonly engines: Engines;
+  readonly runner: ProjectionRunner;
+  readonly adminToken: string;
+  /** Stops taking connections, lets in-flight requests finish, flushes projections, closes engines. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  readonly logger?: Logger;
+  readonly clock?: () => number;
+}
+
+export const startService = async (config: Config, options: ServiceOptions = {}): Promise<Service> => {
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const admin = resolveAdminToken(config.adminToken, config.dataDir);
+  if (admin.generated) {
+    // Printed once, on the start that created it; afterwards it is only in the file.
+    process.stdout.write(`\nAdmin token (also stored in ${admin.file}, mode 0600):\n  ${admin.token}\n\n`);
+  }
+  const model = loadAppModel(config);
+  const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
+  const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: model.projectors, logger });
+  await engines.reads.ensureCollection(snapshotSpec);
+  await runner.start();
+  const throttle = new FailureThrottle(10, 60_000, options.clock);
+  const blobs = await openBlobStore(config);
+  const secret = resolveDownloadSecret(config.files.downloadSecret, config.dataDir);
+  if (secret.generated) logger.info({ file: secret.file }, 'download URL secret generated (mode 0600)');
+  const signer = new DownloadSigner({
+    secret: secret.secret,
+    baseUrl: config.baseUrl,
+    validSeconds: config.files.downloadValidSeconds,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const app = createApp({
+    config,
+    logger,
+    events: engines.events,
+    reads: engines.reads,
+    runner,
+    schema: model.schema,
+    decode: model.decode,
+    adminToken: admin.token,
+    throttle,
+    models: model.models,
+    blobs,
+    signer,
+    reporting: {
+      reads: engines.reads,
+      events: engines.events,
+      statusOf: runnerStatus(runner),
+      schema: model.schema,
+      collections: model.collections,
+      folds: model.folds,
+      clock: options.clock ?? Date.now,
+    },
+  });
+  const server = app.listen(config.port, config.host);
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port, host: config.host, baseUrl: config.baseUrl, ...engines.describe }, 'service started');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+      await closed;
+      clearTimeout(force);
+      await runner.stop();
+      await engines.close();
+      await blobs.close();
+      logger.info('service stopped');
+    })());
+  return { server, url: `http://127.0.0.1:${port}`, engines, runner, adminToken: admin.token, close };
+};

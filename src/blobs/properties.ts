@@ -1,0 +1,112 @@
+/**
+ * Properties of a stored file, taken from its bytes by well-kept libraries: image dimensions and a
+ * thumbnail (sharp / libvips) for JPEG, PNG, GIF, WebP, TIFF and AVIF; page count and first-page
+ * size (pdf-lib) for PDF. The declared media type chooses the reader, and the bytes must really be
+ * of that format: anything else yields no properties, never an error, so such a file still stores.
+ */
+import type { Readable } from 'node:stream';
+import { PDFDocument } from 'pdf-lib';
+import sharp from 'sharp';
+import type { Dimensions } from '../domain/files/files.ts';
+
+// A server process: no libvips operation cache (it would hold decoded images), one thread per image.
+sharp.cache(false);
+sharp.concurrency(1);
+
+/** Formats as sharp names them, by declared media type. */
+const IMAGE_FORMATS: Readonly<Record<string, string>> = {
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/pjpeg': 'jpeg',
+  'image/png': 'png',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+  'image/tiff': 'tiff',
+  'image/avif': 'heif',
+};
+const PDF_TYPES = new Set(['application/pdf', 'application/x-pdf']);
+
+export const THUMBNAIL_MAX_PIXELS = 64;
+export const THUMBNAIL_MIME_TYPE = 'image/png';
+/** Files larger than this are stored without properties (their readers need the bytes in memory). */
+export const DEFAULT_MAX_ANALYSED_BYTES = 64 * 1024 ** 2;
+/** Images with more pixels than this are not decoded (decompression bombs). */
+const MAX_INPUT_PIXELS = 100_000_000;
+
+export interface ExtractedProperties {
+  readonly dimensions?: Dimensions;
+  readonly numberOfPages?: number;
+  /** The thumbnail image itself, to be stored as a blob of its own. */
+  readonly thumbnail?: { readonly width: number; readonly height: number; readonly mimeType: string; readonly bytes: Buffer };
+}
+
+export interface ExtractOptions {
+  readonly maxBytes?: number;
+  /** Told about bytes that did not match their declared type (for a log line); never thrown. */
+  readonly onUnreadable?: (reason: string) => void;
+}
+
+export const analysable = (mimeType: string): boolean => mimeType in IMAGE_FORMATS || PDF_TYPES.has(mimeType);
+
+const readAll = async (stream: Readable, size: number): Promise<Buffer> => {
+  const bytes = Buffer.allocUnsafe(size);
+  let offset = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    if (offset + chunk.length > size) throw new Error('The blob is longer than its recorded size');
+    chunk.copy(bytes, offset);
+    offset += chunk.length;
+  }
+  if (offset !== size) throw new Error('The blob is shorter than its recorded size');
+  return bytes;
+};
+
+const imageProperties = async (bytes: Buffer, format: string): Promise<ExtractedProperties> => {
+  const options = { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' as const };
+  const meta = await sharp(bytes, options).metadata();
+  if (meta.format !== format || !meta.width || !meta.height) throw new Error(`the bytes are ${meta.format ?? 'of no known format'}, not ${format}`);
+  // EXIF orientations 5 to 8 turn the image by 90 degrees: report the size as it is shown.
+  const turned = (meta.orientation ?? 1) >= 5;
+  const dimensions = { width: turned ? meta.height : meta.width, height: turned ? meta.width : meta.height, units: 'px' };
+  const { data, info } = await sharp(bytes, options)
+    .rotate()
+    .resize(THUMBNAIL_MAX_PIXELS, THUMBNAIL_MAX_PIXELS, { fit: 'inside', withoutEnlargement: true })
+    .png()
+    .toBuffer({ resolveWithObject: true });
+  return { dimensions, thumbnail: { width: info.width, height: info.height, mimeType: THUMBNAIL_MIME_TYPE, bytes: data } };
+};
+
+const pdfProperties = async (bytes: Buffer): Promise<ExtractedProperties> => {
+  // The header must be near the start (PDF readers allow some leading junk, up to 1 KiB).
+  if (bytes.subarray(0, 1024).indexOf('%PDF-') < 0) throw new Error('no PDF header');
+  const doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: false });
+  const pages = doc.getPageCount();
+  if (pages < 1) throw new Error('no pages');
+  const first = doc.getPage(0);
+  const { width, height } = first.getSize();
+  const turned = Math.abs(first.getRotation().angle) % 180 === 90;
+  const w = Math.round(turned ? height : width);
+  const h = Math.round(turned ? width : height);
+  return { numberOfPages: pages, ...(w > 0 && h > 0 ? { dimensions: { width: w, height: h, units: 'pt' } } : {}) };
+};
+
+/**
+ * Reads the file (through `open`) only when its declared type has a reader and it is not too
+ * large. Never throws for unreadable content: the answer is then `{}`.
+ */
+export const extractProperties = async (
+  open: () => Promise<Readable>,
+  mimeType: string,
+  size: number,
+  options: ExtractOptions = {},
+): Promise<ExtractedProperties> => {
+  const format = IMAGE_FORMATS[mimeType];
+  const pdf = PDF_TYPES.has(mimeType);
+  if ((!format && !pdf) || size === 0 || size > (options.maxBytes ?? DEFAULT_MAX_ANALYSED_BYTES)) return {};
+  const bytes = await readAll(await open(), size);
+  try {
+    return format ? await imageProperties(bytes, format) : await pdfProperties(bytes);
+  } catch (e) {
+    options.onUnreadable?.(e instanceof Error ? e.message : String(e));
+    return {};
+  }
+};

@@ -1,0 +1,107 @@
+import type { AppendResult, EventStore, StreamAppend } from '../../events/event-store.ts';
+
+interface Pending {
+  readonly appends: readonly StreamAppend[];
+  resolve(results: AppendResult[]): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * Group commit: the appends submitted during one turn of the event loop are written with one
+ * `appendMany` (on the embedded store one transaction instead of one each, which is most of an
+ * append's cost). Each submission stays all-or-nothing with its own expected revisions: when the
+ * group fails (a stale revision in one of them, say), every submission is appended again on its
+ * own, so only the failing ones fail. Retrying is safe on every engine because events carry ids
+ * (a repeated append of the same ids is a no-op).
+ */
+export class GroupCommit {
+  private pending: Pending[] = [];
+  private scheduled = false;
+  /** Settles when the flush under way or next to come has ended. */
+  private flushed?: { readonly promise: Promise<void>; readonly resolve: () => void };
+  /** Streams with a submitted append, and the end of the flush that writes it. */
+  private readonly busy = new Map<string, Promise<void>>();
+
+  constructor(
+    private readonly events: EventStore,
+    /** Told of every successful append, in the order they were made. */
+    private readonly onAppended?: (appends: readonly StreamAppend[], results: readonly AppendResult[]) => void,
+  ) {}
+
+  /** Appends like `events.appendMany(appends)`, together with the others submitted in this turn. */
+  appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ appends, resolve, reject });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        let resolveFlushed!: () => void;
+        const promise = new Promise<void>((r) => (resolveFlushed = r));
+        this.flushed = { promise, resolve: resolveFlushed };
+        setImmediate(() => void this.flush());
+      }
+      for (const a of appends) this.busy.set(a.stream, this.flushed!.promise);
+    });
+  }
+
+  /**
+   * When an append to `stream` is submitted and not yet written: settles once it has been (or has
+   * failed). A command that waits for it before loading the stream decides on the written state
+   * rather than on one that is about to be stale.
+   */
+  settled(stream: string): Promise<void> | undefined {
+    return this.busy.get(stream);
+  }
+
+  private async flush(): Promise<void> {
+    const group = this.pending;
+    const flushed = this.flushed!;
+    this.pending = [];
+    this.scheduled = false;
+    this.flushed = undefined;
+    try {
+      await this.write(group);
+    } finally {
+      for (const p of group) for (const a of p.appends) if (this.busy.get(a.stream) === flushed.promise) this.busy.delete(a.stream);
+      flushed.resolve();
+    }
+  }
+
+  private async write(group: readonly Pending[]): Promise<void> {
+    if (group.length > 1) {
+      const appends = group.flatMap((p) => p.appends);
+      let results: AppendResult[] | undefined;
+      try {
+        results = await this.events.appendMany(appends);
+      } catch {
+        // Found out below, one by one.
+      }
+      if (results) {
+        this.settle(group, appends, results);
+        return;
+      }
+    }
+    for (const p of group) {
+      let results: AppendResult[];
+      try {
+        results = await this.events.appendMany(p.appends);
+      } catch (e) {
+        p.reject(e);
+        continue;
+      }
+      this.settle([p], p.appends, results);
+    }
+  }
+
+  /** Tells `onAppended` of a successful append (outside any retry: it must never be appended twice) and answers its submissions. */
+  private settle(group: readonly Pending[], appends: readonly StreamAppend[], results: AppendResult[]): void {
+    try {
+      this.onAppended?.(appends, results);
+    } catch (e) {
+      for (const p of group) p.reject(e);
+      return;
+    }
+    let at = 0;
+    for (const p of group) p.resolve(results.slice(at, (at += p.appends.length)));
+  }
+}
+

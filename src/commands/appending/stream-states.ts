@@ -1,0 +1,189 @@
+import type { EventDecoder } from '../../events/decode.ts';
+import type { AppendResult, EventStore, NewEvent, RecordedEvent, StreamAppend } from '../../events/event-store.ts';
+import { GroupCommit } from './group-commit.ts';
+import { loadAggregate, type Aggregate, type DomainEvent } from './run-command.ts';
+
+/** An evolve function that does not depend on recorded times (so this process's own appends can be folded in). */
+export type DatelessEvolve<S, E extends DomainEvent> = (state: S | null, event: E) => S;
+
+const EPOCH = new Date(0);
+
+/** An appended event as reading it back gives it (but for its position and recorded time, which a dateless fold ignores). */
+const asReadBack = (event: NewEvent, stream: string, revision: number): RecordedEvent => ({
+  id: event.id ?? '',
+  type: event.type,
+  data: JSON.parse(JSON.stringify(event.data)) as unknown,
+  metadata: event.metadata ?? {},
+  stream,
+  revision,
+  position: 0,
+  recordedAt: EPOCH,
+});
+
+/**
+ * What this process knows about the tail of an embedded (SQLite) log, whose positions are dense:
+ * an append of n events right after the head lands exactly at head + 1 ... head + n.
+ *
+ * Invariant: every event in (chainStart, head] was appended through `appended()` (this process's
+ * group commit), and `lastOwn` has, for each stream written in that range, the position of the
+ * last such append. So a state of a stream that was complete up to position `upTo >= chainStart`
+ * is still complete while the log's head equals `head` and the stream was not written after
+ * `upTo`. Anything else moving the head (other commands, other processes) is seen as a head beyond
+ * `head` and restarts the chain there, which only makes states be read again.
+ */
+export class LogWatch {
+  private chainStart = Number.POSITIVE_INFINITY;
+  private head = -1;
+  private readonly lastOwn = new Map<string, number>();
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly maxStreams = 50_000,
+  ) {}
+
+  /** The log's head now; read it BEFORE reading a stream whose state is then complete up to it. */
+  async position(): Promise<number> {
+    const h = await this.events.headPosition();
+    if (h > this.head) this.restart(h);
+    return h;
+  }
+
+  /** Whether a state of `stream` complete up to `upTo` is complete at head `h` (from `position()`). */
+  current(stream: string, upTo: number, h: number): boolean {
+    return h === this.head && upTo >= this.chainStart && upTo >= (this.lastOwn.get(stream) ?? -1);
+  }
+
+  /** Records appends this process made (`results` as `appendMany` answered them). */
+  appended(appends: readonly StreamAppend[], results: readonly AppendResult[]): void {
+    let count = 0;
+    for (const a of appends) count += a.events.length;
+    let last = -1;
+    for (const r of results) last = Math.max(last, r.position);
+    if (last < 0) return;
+    if (this.head >= 0 && last === this.head + count) this.head = last;
+    else this.restart(last);
+    if (this.lastOwn.size >= this.maxStreams) this.restart(this.head);
+    appends.forEach((a, i) => this.lastOwn.set(a.stream, Math.max(this.lastOwn.get(a.stream) ?? -1, results[i]?.position ?? last)));
+  }
+
+  private restart(at: number): void {
+    this.chainStart = at;
+    this.head = at;
+    this.lastOwn.clear();
+  }
+}
+
+type Kept<S> = Aggregate<S> & { readonly upTo: number };
+
+/**
+ * Folded stream states kept between commands. A load reads only the events appended after the
+ * kept revision (by this process or any other), so it answers exactly what a fold of the whole
+ * stream would, with one short read instead of the stream's history. With a `LogWatch` it does
+ * not read at all while the log has only moved by this process's appends, whose events are folded
+ * in as they are appended (`appended`). Writers still append with the loaded revision as the
+ * expected one, so concurrency control is unchanged.
+ *
+ * `evolve` must be pure and must not depend on recorded times, and states are shared between
+ * callers: never mutate one. Bounded: the least recently used streams are dropped first.
+ */
+export class StreamStates<S, E extends DomainEvent> {
+  private readonly entries = new Map<string, Kept<S>>();
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly decode: EventDecoder,
+    private readonly evolve: DatelessEvolve<S, E>,
+    private readonly watch?: LogWatch,
+    private readonly commits?: GroupCommit,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  /**
+   * The stream's state. `at`: the log's head as `watch.position()` answered it earlier in this
+   * command (its reads then all happen as of that instant); read afresh when omitted. An append
+   * to the stream submitted to the group commit is waited for first, so that concurrent commands
+   * on one stream take turns instead of deciding on the same state and all but one failing.
+   */
+  async load(stream: string, at?: number): Promise<Aggregate<S>> {
+    for (let submitted = this.commits?.settled(stream); submitted; submitted = this.commits?.settled(stream)) {
+      await submitted;
+      at = undefined;
+    }
+    const kept = this.entries.get(stream);
+    const head = this.watch ? (at ?? (await this.watch.position())) : -1;
+    if (kept && this.watch?.current(stream, kept.upTo, head)) {
+      this.keep(stream, kept);
+      return { state: kept.state, revision: kept.revision };
+    }
+    const loaded = await loadAggregate(this.events, this.decode, stream, this.evolve, kept);
+    if (loaded.revision < 0) return loaded;
+    // A concurrent load may have kept a later state meanwhile: keep the latest.
+    const now = this.entries.get(stream);
+    if (!now || now.revision < loaded.revision || (now.revision === loaded.revision && now.upTo < head)) this.keep(stream, { ...loaded, upTo: head });
+    return loaded;
+  }
+
+  /**
+   * Folds in an append this process made (`result` as the store answered it), when the kept
+   * state is the one it was decided on: the append's expected revision proves that no other event
+   * came between, so the state is complete up to the append's position.
+   */
+  appended(append: StreamAppend, result: AppendResult): void {
+    const kept = this.entries.get(append.stream);
+    if (!kept || append.expectedRevision !== kept.revision || result.revision !== kept.revision + append.events.length) return;
+    let { state, revision } = kept;
+    for (const event of append.events) {
+      revision += 1;
+      state = this.evolve(state, this.decode<E>(asReadBack(event, append.stream, revision)));
+    }
+    this.keep(append.stream, { state, revision, upTo: result.position });
+  }
+
+  /** Drops the kept state of a stream (the next load reads it whole). */
+  forget(stream: string): void {
+    this.entries.delete(stream);
+  }
+
+  private keep(stream: string, entry: Kept<S>): void {
+    this.entries.delete(stream);
+    this.entries.set(stream, entry);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
+
+/** The command-side helpers of one event store: group commit, log watch, kept stream states. */
+export interface StoreHelpers {
+  readonly commits: GroupCommit;
+  readonly watch?: LogWatch;
+  states<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E>;
+}
+
+const helpers = new WeakMap<EventStore, StoreHelpers>();
+
+/** The helpers of an event store, made on first use (commands built per request share them). */
+export const storeHelpers = (events: EventStore): StoreHelpers => {
+  let found = helpers.get(events);
+  if (found) return found;
+  // Without dense positions (EventStoreDB) the head says nothing about who appended: short reads alone.
+  const watch = events.densePositions ? new LogWatch(events) : undefined;
+  const commits = new GroupCommit(events, watch ? (appends, results) => watch.appended(appends, results) : undefined);
+  const byDecoder = new WeakMap<EventDecoder, WeakMap<DatelessEvolve<unknown, DomainEvent>, StreamStates<unknown, DomainEvent>>>();
+  found = {
+    commits,
+    ...(watch ? { watch } : {}),
+    states<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E> {
+      let byEvolve = byDecoder.get(decode);
+      if (!byEvolve) byDecoder.set(decode, (byEvolve = new WeakMap()));
+      const key = evolve as DatelessEvolve<unknown, DomainEvent>;
+      let states = byEvolve.get(key);
+      if (!states) byEvolve.set(key, (states = new StreamStates(events, decode, key, watch, commits)));
+      return states as unknown as StreamStates<S, E>;
+    },
+  };
+  helpers.set(events, found);
+  return found;
+};

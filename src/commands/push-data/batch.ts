@@ -1,0 +1,183 @@
+import { WrongExpectedRevisionError } from '../../events/event-store.ts';
+import type { Schema } from '../../domain/schema.ts';
+import type { ControlFile, ImportLookups, Instruction } from '../../domain/control-file.ts';
+import { makeConverter, type ConvertContext, type ValueConverter } from './convert.ts';
+import { BatchFilters } from './filters.ts';
+import type { ModelDef, NameDef } from '../../domain/model.ts';
+import { READERS } from './readers.ts';
+import { CommitError, planRecordCommit, type CommitHost, type RecordCommit, type SaveAction } from './commit-record.ts';
+import { Transformation, type TransformationHost } from './transformation.ts';
+
+export type BatchResultKind = 'success' | 'failure' | 'error';
+
+export interface BatchResult {
+  readonly result: BatchResultKind;
+  readonly applied: number;
+  readonly failures: number;
+  readonly errorCount: number;
+  readonly errors: readonly string[];
+  readonly actions: readonly { readonly changed: readonly SaveAction[]; readonly record: string }[];
+  /** Global position of the last write, for read-your-writes. */
+  readonly position?: number;
+  /** Types of the events written, so read-your-writes waits only for the read models they touch. */
+  readonly types?: readonly string[];
+}
+
+/** The engine's access to the stores; implemented by the push-data command. */
+export interface BatchPorts extends Omit<TransformationHost, 'schema' | 'model' | 'converter' | 'titleHint' | 'constants'>, Omit<CommitHost, 'schema' | 'model'> {
+  readonly schema: Schema;
+  readonly lookups: ImportLookups;
+  /** Appends a record's writes atomically (where the engine can); a stale revision throws WrongExpectedRevisionError. */
+  commit(plan: RecordCommit): Promise<number | undefined>;
+}
+
+const MAX_REPORTED = 500;
+const RECORD_ATTEMPTS = 5;
+
+/** Collects errors with Haplo's cap: the 500th becomes a notice, later ones are only counted. */
+class ErrorLog {
+  readonly messages: string[] = [];
+  count = 0;
+  add(message: string) {
+    this.count += 1;
+    if (this.count < MAX_REPORTED) this.messages.push(message);
+    else if (this.count === MAX_REPORTED) this.messages.push('Too many errors in import batch, no further errors will be reported');
+  }
+}
+
+/**
+ * One batch: the body read by the control file's reader, each record transformed and committed
+ * on its own (earlier records stay committed when a later one fails). A record whose writes meet
+ * a concurrent change is transformed again on fresh state.
+ */
+export const runBatch = async (ports: BatchPorts, control: ControlFile, model: ModelDef, body: Buffer): Promise<BatchResult> => {
+  const log = new ErrorLog();
+  const actions: { changed: SaveAction[]; record: string }[] = [];
+  let applied = 0;
+  let failures = 0;
+  let position: number | undefined;
+  const types = new Set<string>();
+  let hinted = false;
+  /** The hint was given by the current attempt of a record (an attempt that is retried gives it again). */
+  let hintedInAttempt = false;
+  /** The errors of the record attempt under way (its messages name the record); between records, messages go to the batch's log. */
+  let underWay: { readonly id: string; readonly errors: string[] } | undefined;
+  // Method shorthand throughout: these objects are made per batch, and named function values cost a little each to make.
+  const report = {
+    error(message: string): void {
+      if (underWay) underWay.errors.push(`${message} (${underWay.id})`);
+      else log.add(message);
+    },
+  };
+  const current = report.error;
+  const converters = new Map<Instruction, Map<string, ValueConverter | undefined>>();
+  const filters = new BatchFilters(ports.lookups);
+  const convertContext: ConvertContext = {
+    schema: ports.schema,
+    lookups: ports.lookups,
+    mappings: control.mapping,
+    filters,
+    error: current,
+    cache: new Map(),
+  };
+  const host: TransformationHost = {
+    schema: ports.schema,
+    constants: new Map(),
+    model,
+    loadObject(ref) {
+      return ports.loadObject(ref);
+    },
+    findDependent(d, p) {
+      return ports.findDependent(d, p);
+    },
+    profileOfUser(u) {
+      return ports.profileOfUser(u);
+    },
+    converter(instruction: Instruction, name: NameDef) {
+      let byName = converters.get(instruction);
+      if (!byName) converters.set(instruction, (byName = new Map()));
+      if (!byName.has(name.name)) {
+        const made = makeConverter(instruction, name, convertContext);
+        if ('error' in made) log.add(made.error);
+        byName.set(name.name, 'error' in made ? undefined : made);
+      }
+      return byName.get(name.name);
+    },
+    titleHint() {
+      // Reported once per batch, with the record's other errors (Haplo: right after the first missing title).
+      if (hinted || hintedInAttempt) return;
+      hintedInAttempt = true;
+      current('To set defaults for dc:attribute:title, see example of if-has-value instruction at https://docs.haplo.org/import/control/instruction/if-has-value');
+    },
+  };
+  const commitHost: CommitHost = {
+    schema: ports.schema,
+    model,
+    labels: ports.labels,
+    loadUser(u) {
+      return ports.loadUser(u);
+    },
+    groupExists(g) {
+      return ports.groupExists(g);
+    },
+  };
+
+  try {
+    const spec = control.files.body ?? control.files.DEFAULT;
+    if (!spec) throw new Error('No reader specified for the request body (files.DEFAULT)');
+    const reader = READERS[spec.read];
+    if (!reader) throw new Error(`Unknown reader: ${spec.read}`);
+    const records = reader(body, spec);
+    for (const [index, record] of records.entries()) {
+      const id = `record ${index}`;
+      let attemptErrors: string[] = [];
+      let outcome: { complete: boolean; changed: SaveAction[] } = { complete: false, changed: [] };
+      for (let attempt = 1; attempt <= RECORD_ATTEMPTS; attempt++) {
+        attemptErrors = [];
+        hintedInAttempt = false;
+        underWay = { id, errors: attemptErrors };
+        const t = new Transformation(host, current);
+        await t.run(control.instructions, record);
+        await t.finish();
+        if (!t.complete) {
+          outcome = { complete: false, changed: [] };
+          break;
+        }
+        try {
+          const plan = await planRecordCommit(commitHost, t.targetsToCommit());
+          position = (await ports.commit(plan)) ?? position;
+          for (const a of plan.appends) for (const e of a.events) types.add(e.type);
+          outcome = { complete: true, changed: [...plan.actions] };
+          break;
+        } catch (e) {
+          if (e instanceof WrongExpectedRevisionError && attempt < RECORD_ATTEMPTS) continue;
+          if (e instanceof CommitError) {
+            attemptErrors.push(`${e.message} (${id})`);
+            outcome = { complete: false, changed: [] };
+            break;
+          }
+          throw e;
+        }
+      }
+      underWay = undefined;
+      if (hintedInAttempt) hinted = true;
+      for (const m of attemptErrors) log.add(m);
+      actions.push({ changed: outcome.changed, record: id });
+      if (outcome.complete) applied += 1;
+      else failures += 1;
+    }
+  } catch (e) {
+    const errorCount = log.count;
+    log.messages.push(`Exception when processing: ${(e as Error).message}`);
+    return { result: 'error', applied, failures, errorCount, errors: log.messages, actions, ...(position !== undefined ? { position, types: [...types] } : {}) };
+  }
+  return {
+    result: failures > 0 ? 'failure' : 'success',
+    applied,
+    failures,
+    errorCount: log.count,
+    errors: log.messages,
+    actions,
+    ...(position !== undefined ? { position, types: [...types] } : {}),
+  };
+};

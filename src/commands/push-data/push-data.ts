@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import { WrongExpectedRevisionError, type AppendResult } from '../../events/event-store.ts';
+import type { ControlFile, ImportLookups } from '../../domain/control-file.ts';
+import type { BatchPorts, BatchResult } from './batch.ts';
+import { runBatch } from './batch.ts';
+import type { DestinationDef, Models } from '../../domain/model.ts';
+import { objectStream } from '../../domain/objects/events.ts';
+import { evolveObjectState } from '../../domain/objects/object.ts';
+import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc } from '../../projections/objects-projector.ts';
+import { REST_APIS, type RestApiDoc } from '../../projections/rest-apis-projector.ts';
+import { GROUPS, USERS, type UserDoc } from '../../projections/users-projector.ts';
+import { userStream } from '../../domain/users/events.ts';
+import { evolveUser } from '../../domain/users/users.ts';
+import { waitUntilVisible, type CommandDeps, type EventMetadata } from '../context.ts';
+import { defaultLabels } from '../objects.ts';
+import { collectionVersion, VersionedCache } from '../../projections/versioned-cache.ts';
+import { toNewEvents } from '../appending/run-command.ts';
+import { storeHelpers } from '../appending/stream-states.ts';
+
+/** Destination name -> its part of dependent slot names (models have few destinations). */
+const destinationKeys = new Map<string, string>();
+
+/** The slot that records which object is a parent's dependent, so concurrent pushes create only one. */
+const dependentStream = (parentRef: string, destination: string) => {
+  let key = destinationKeys.get(destination);
+  if (key === undefined) {
+    key = createHash('sha256').update(destination).digest('hex').slice(0, 16);
+    if (destinationKeys.size < 10_000) destinationKeys.set(destination, key);
+  }
+  return `dependent-${parentRef}-${key}`;
+};
+
+/** The state of a dependent slot: the ref of the latest claim. */
+const evolveClaim = (_: string | null, event: { type: string; data: { ref: string } }): string => event.data.ref;
+
+/** Read-model look-ups of push-data requests kept per runner, each for as long as its read model stands still. */
+interface PushCaches {
+  /** REST API definitions by URL (null: not defined). */
+  readonly apis: VersionedCache<string, RestApiDoc | null>;
+  /** Profile refs by lower-case username (null: no such user, or no profile). */
+  readonly profiles: VersionedCache<string, string | null>;
+}
+
+const caches = new WeakMap<CommandDeps['runner'], PushCaches>();
+
+const pushCaches = (deps: CommandDeps): PushCaches => {
+  let found = caches.get(deps.runner);
+  if (!found) {
+    found = { apis: new VersionedCache(collectionVersion(deps.runner, REST_APIS), 1000), profiles: new VersionedCache(collectionVersion(deps.runner, USERS)) };
+    caches.set(deps.runner, found);
+  }
+  return found;
+};
+
+/** The REST API definition at `url` as its read model holds it; null when there is none. */
+export const restApiByUrl = (deps: CommandDeps, url: string): Promise<RestApiDoc | null> =>
+  pushCaches(deps).apis.through(url, () => deps.reads.get<RestApiDoc>(REST_APIS, url));
+
+// Method shorthand in the objects below: they are made per request, and named function values cost a little each to make.
+export const importLookups = (deps: CommandDeps): ImportLookups => ({
+  async profileRefByUsername(username) {
+    const key = username.toLowerCase();
+    const ref = await pushCaches(deps).profiles.through(key, async () => (await deps.reads.get<UserDoc>(USERS, key))?.profileRef ?? null);
+    return ref ?? undefined;
+  },
+  async profileRefByEmail(email) {
+    return (await deps.reads.find<UserDoc>(USERS, { where: { emailKey: email.toLowerCase() }, limit: 1 }))[0]?.profileRef;
+  },
+  async refByBehaviour(code) {
+    return (await deps.reads.find<ObjectDoc>(OBJECTS, { where: { behaviour: code }, sort: [['creationDate', 'asc']], limit: 1 }))[0]?.ref;
+  },
+  async titlesOfTypes(types, limit) {
+    const codes = [...new Set(types.flatMap((t) => deps.schema.typeAndSubtypes(t).map((d) => d.code)))];
+    const docs = await deps.reads.find<ObjectDoc>(OBJECTS, { where: { objectType: { $in: codes } }, limit: limit + 1 });
+    if (docs.length > limit) return 'too-many';
+    return docs.filter((d) => !d.deleted).map((d) => ({ ref: d.ref, titles: d.titles }));
+  },
+});
+
+const batchPorts = (deps: CommandDeps, metadata: EventMetadata): BatchPorts => {
+  const store = storeHelpers(deps.events);
+  const objects = store.states(deps.decode, evolveObjectState);
+  const users = store.states(deps.decode, evolveUser);
+  const claims = store.states(deps.decode, evolveClaim);
+  const kept = [objects, users, claims];
+  // One look at the log's head serves a record's loads (read again after each commit).
+  let head: Promise<number | undefined> | undefined;
+  const log = {
+    head(): Promise<number | undefined> {
+      return (head ??= store.watch ? store.watch.position() : Promise.resolve(undefined));
+    },
+  };
+  return {
+    schema: deps.schema,
+    lookups: importLookups(deps),
+    labels: defaultLabels(deps, undefined),
+    async loadObject(ref) {
+      const { state, revision } = await objects.load(objectStream(ref), await log.head());
+      return state ? { state, revision } : null;
+    },
+    async findDependent(def: DestinationDef, parentRef: string) {
+      const stream = dependentStream(parentRef, def.name);
+      const claimed = await claims.load(stream, await log.head());
+      if (claimed.state !== null) return { ref: claimed.state, claim: { stream, revision: claimed.revision } };
+      // Dependents made some other way (admin API, older data): the oldest object of the type linking back.
+      const links = await deps.reads.find<LinkDoc>(OBJECT_LINKS, { where: { to: parentRef, attribute: def.objectDependsWithAttribute ?? '' }, sort: [['fromCreated', 'asc']] });
+      const types = def.objectType ? [def.objectType] : (def.annotatedTypes ?? []);
+      const link = links.find((l) => types.some((t) => deps.schema.isKindOf(l.fromType, t)));
+      return { ...(link ? { ref: link.from } : {}), claim: { stream, revision: -1 } };
+    },
+    async profileOfUser(username) {
+      return (await deps.reads.get<UserDoc>(USERS, username))?.profileRef;
+    },
+    async loadUser(username) {
+      return users.load(userStream(username), await log.head());
+    },
+    async groupExists(code) {
+      return (await deps.reads.get(GROUPS, code)) !== null;
+    },
+    async commit(plan) {
+      head = undefined;
+      if (plan.appends.length === 0) return undefined;
+      const appends = plan.appends.map((a) => ({ stream: a.stream, events: toNewEvents(a.events, metadata), expectedRevision: a.expectedRevision }));
+      let results: AppendResult[];
+      try {
+        results = await store.commits.appendMany(appends);
+      } catch (e) {
+        // Whatever was kept of these streams, the retry reads them from the log.
+        if (e instanceof WrongExpectedRevisionError) for (const a of appends) for (const states of kept) states.forget(a.stream);
+        throw e;
+      }
+      appends.forEach((a, i) => {
+        for (const states of kept) states.appended(a, results[i]!);
+      });
+      return results[results.length - 1]?.position;
+    },
+  };
+};
+
+/** Runs a push-data request through its API's control file; answers once the changes are readable. */
+export const pushData = async (deps: CommandDeps, models: Models, metadata: EventMetadata, control: ControlFile, body: Buffer): Promise<BatchResult> => {
+  const model = models.get(control.model);
+  if (!model) {
+    return { result: 'error', applied: 0, failures: 0, errorCount: 0, errors: [`Exception when processing: Model not implemented: ${control.model}`], actions: [] };
+  }
+  const result = await runBatch(batchPorts(deps, metadata), control, model, body);
+  await waitUntilVisible(deps, result.position, result.types);
+  return result;
+};

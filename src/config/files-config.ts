@@ -1,0 +1,46 @@
+/**
+ * Configuration of file storage and signed downloads, from environment variables. Written to be
+ * merged into `ENV_SPEC` / `loadConfig` of `src/config/config.ts` (spread FILES_ENV_SPEC into
+ * ENV_SPEC and add `files: filesConfigOf(v)` to the Config); until then `loadFilesConfig` decodes
+ * it on its own. (This module does not import config.ts, so config.ts can import it without a cycle.)
+ */
+import { byteSize, decodeEnv, integer, optional, text } from './env.ts';
+
+export const DEFAULT_DOWNLOAD_VALID_SECONDS = 14_400;
+export const DEFAULT_FILE_LIMIT_BYTES = 1024 ** 3;
+
+export const FILES_ENV_SPEC = {
+  /** HMAC key of signed download URLs; unset: generated once into `<SVC_DATA_DIR>/download-secret`. */
+  SVC_DOWNLOAD_SECRET: optional(text('at least 32 characters without white space', (s) => s.length >= 32 && !/\s/.test(s))),
+  /** How long a signed download URL is valid, in seconds (default 4 hours). */
+  SVC_DOWNLOAD_VALID_SECONDS: integer(60, 7 * 24 * 3600, DEFAULT_DOWNLOAD_VALID_SECONDS),
+  /** Largest file accepted by `POST /api/admin/files` (default 1gb). */
+  SVC_FILE_LIMIT: byteSize(DEFAULT_FILE_LIMIT_BYTES),
+};
+
+export interface FilesConfig {
+  /** Unset: generated on first use and kept in the data directory. */
+  readonly downloadSecret: string | undefined;
+  readonly downloadValidSeconds: number;
+  readonly fileLimitBytes: number;
+}
+
+export const filesConfigOf = (v: { SVC_DOWNLOAD_SECRET: string | undefined; SVC_DOWNLOAD_VALID_SECONDS: number; SVC_FILE_LIMIT: number }): FilesConfig => ({
+  downloadSecret: v.SVC_DOWNLOAD_SECRET,
+  downloadValidSeconds: v.SVC_DOWNLOAD_VALID_SECONDS,
+  fileLimitBytes: v.SVC_FILE_LIMIT,
+});
+
+/** Same shape and message as config.ts's ConfigError. */
+export class FilesConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+}
+
+export const loadFilesConfig = (env: Record<string, string | undefined> = process.env): FilesConfig => {
+  const decoded = decodeEnv(FILES_ENV_SPEC, env);
+  if (!decoded.ok) throw new FilesConfigError(decoded.errors);
+  return filesConfigOf(decoded.value);
+};

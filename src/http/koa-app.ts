@@ -1,0 +1,122 @@
+import Koa from 'koa';
+import type { Logger } from 'pino';
+import type { Config } from '../config/config.ts';
+import type { EventStore } from '../events/event-store.ts';
+import type { ReadStore } from '../projections/read-store.ts';
+import type { ProjectionRunner } from '../projections/runner.ts';
+import { adminAuth } from './middleware/admin-auth.ts';
+import { dispatchByPrefix, type RouterFamily } from './dispatch.ts';
+import { PrincipalCache } from './middleware/api-key-auth.ts';
+import { OBJECTS } from '../projections/objects-projector.ts';
+import { collectionVersion } from '../projections/versioned-cache.ts';
+import { handleErrors } from './middleware/handle-errors.ts';
+import { jsonBody } from './middleware/json-body.ts';
+import { jsonOutput } from './middleware/json-output.ts';
+import { logRequests } from './middleware/log-requests.ts';
+import { requestId } from './middleware/request-id.ts';
+import { unmatched } from './middleware/unmatched.ts';
+import { adminProjectionRoutes } from './routes/admin-projections.ts';
+import { healthRoutes } from './routes/health.ts';
+import type { AppState } from './state.ts';
+import type { CommandDeps } from '../commands/context.ts';
+import type { EventDecoder } from '../events/decode.ts';
+import { LinkTargetCache, ObjectDocCache, type ObjectQueryDeps } from '../queries/object-api.ts';
+import type { Schema } from '../domain/schema.ts';
+import { adminObjectRoutes } from './routes/admin-objects.ts';
+import { adminUserRoutes } from './routes/admin-users.ts';
+import { objectApiRoutes } from './routes/object-api.ts';
+import type { FailureThrottle } from './throttle.ts';
+import type { Models } from '../domain/model.ts';
+import { controlValidator } from '../commands/push-data/control-validator.ts';
+import { adminModelRoutes } from './routes/admin-models.ts';
+import { adminRestApiRoutes } from './routes/admin-rest-apis.ts';
+import { pushDataRoutes } from './routes/push-data.ts';
+import { reportingRoutes } from './routes/reporting.ts';
+import type { ReportingDeps } from '../queries/reporting-api.ts';
+import { adminUiRoutes } from './admin-ui/routes.ts';
+import type { BlobStore } from '../blobs/blob-store.ts';
+import type { DownloadSigner } from '../blobs/signed-urls.ts';
+import { adminFileRoutes } from './routes/admin-files.ts';
+import { fileApiRoutes } from './routes/file-api.ts';
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly events: EventStore;
+  readonly reads: ReadStore;
+  readonly runner: ProjectionRunner;
+  readonly schema: Schema;
+  readonly decode: EventDecoder;
+  readonly adminToken: string;
+  readonly throttle: FailureThrottle;
+  readonly models: Models;
+  readonly reporting: ReportingDeps;
+  readonly blobs: BlobStore;
+  readonly signer: DownloadSigner;
+}
+
+// Case-insensitive, as @koa/router matches routes: `/API/ADMIN/...` reaches the admin routers too,
+// so it must pass the admin authentication as well.
+const ADMIN_PATH = /^\/api\/admin(?:\/|$)/i;
+const isAdminPath = (path: string) => ADMIN_PATH.test(path);
+/** Admin routes that stream the raw request body themselves (never through the JSON body parser). */
+const isRawBodyPath = (path: string) => /^\/api\/admin\/files$/i.test(path);
+
+/** The koa application: cross-cutting middleware first, then one router per API family. */
+export const createApp = (deps: AppDeps): Koa<AppState> => {
+  const app = new Koa<AppState>();
+  app.proxy = false;
+  // Errors are answered by handleErrors; koa's own handler would print stacks for expected ones.
+  app.silent = true;
+
+  const admin = adminAuth(deps.adminToken);
+  const adminBody = jsonBody(deps.config.bodyLimitBytes);
+  const commands: CommandDeps = {
+    events: deps.events,
+    reads: deps.reads,
+    decode: deps.decode,
+    schema: deps.schema,
+    runner: deps.runner,
+    waitTimeoutMs: deps.config.waitTimeoutMs,
+    logger: deps.logger,
+  };
+  // Caches of what read requests derive from the read models, dropped whenever those models move.
+  const principals = PrincipalCache.forProjections(deps.runner);
+  const objectsVersion = collectionVersion(deps.runner, OBJECTS);
+  const linkTargets = new LinkTargetCache(objectsVersion, 10_000);
+  const docs = new ObjectDocCache(objectsVersion, 2_000);
+  const queries: ObjectQueryDeps = { reads: deps.reads, schema: deps.schema, baseUrl: deps.config.baseUrl, linkTargets, docs };
+  const families: RouterFamily[] = [
+    { prefix: /^\/healthz/i, routers: [healthRoutes(deps.runner)] },
+    {
+      prefix: /^\/api\/admin/i,
+      routers: [
+        adminProjectionRoutes(deps.runner),
+        adminUserRoutes(commands),
+        adminObjectRoutes(commands, queries),
+        adminRestApiRoutes(commands, controlValidator(deps.models, deps.schema)),
+        adminModelRoutes(deps.models),
+        adminFileRoutes(commands, { blobs: deps.blobs, fileLimitBytes: deps.config.files.fileLimitBytes }),
+      ],
+    },
+    { prefix: /^\/api\/v0-object/i, routers: [objectApiRoutes(queries, deps.reads, deps.throttle, principals)] },
+    { prefix: /^\/api\/push-data/i, routers: [pushDataRoutes(commands, deps.models, deps.throttle, deps.config.bodyLimitBytes, principals)] },
+    { prefix: /^\/api\/reporting\/v0/i, routers: [reportingRoutes(deps.reporting, deps.reads, deps.throttle, principals)] },
+    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands })] },
+    {
+      prefix: /^\/api\/v0-file/i,
+      routers: [
+        fileApiRoutes({ commands, reads: deps.reads, throttle: deps.throttle, blobs: deps.blobs, signer: deps.signer, bodyLimitBytes: deps.config.bodyLimitBytes, principals }),
+      ],
+    },
+  ] as unknown as RouterFamily[];
+
+  app.use(requestId(deps.logger));
+  app.use(logRequests());
+  app.use(jsonOutput());
+  app.use(handleErrors());
+  app.use(unmatched());
+  app.use((ctx, next) => (isAdminPath(ctx.path) ? admin(ctx, () => (isRawBodyPath(ctx.path) ? next() : adminBody(ctx, next))) : next()));
+  app.use(dispatchByPrefix(families));
+  return app;
+};

@@ -1,9 +1,0 @@
-import type { Schema } from '../schema/schema.ts';
-import { filterNames } from './filters.ts';
-import type { Models } from './model.ts';
-import { readerNames } from './readers.ts';
-import { validateControlFile } from './validate-control.ts';
-
-/** Validation of control files against this service's models, filters, readers and qualifiers. */
-export const controlValidator = (models: Models, schema: Schema) => (control: unknown) =>
-  validateControlFile(control, { models, filters: filterNames, readers: readerNames, qualifiers: [...schema.qualifiers.keys()] });

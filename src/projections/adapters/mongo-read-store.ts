@@ -1,0 +1,274 @@
+/**
+ * ReadStore on MongoDB (official driver). Documents are stored with `_id` = our `id`.
+ *
+ * Requires a replica set (a single-node replica set is fine, e.g. `mongod --replSet rs0` plus
+ * `rs.initiate()`): `bulkWrite` and `commitBatch` run in multi-document transactions, which a
+ * standalone mongod rejects.
+ */
+import {
+  MongoClient,
+  MongoServerError,
+  type AnyBulkWriteOperation,
+  type ClientSession,
+  type Collection,
+  type Db,
+  type TransactionOptions,
+} from 'mongodb';
+import { connectMongo } from '../../drivers/mongodb.ts';
+import { mongoField, queryFields, toFilter, toSort } from './mongo-query.ts';
+import {
+  COLLECTION_NAME,
+  CheckpointConflictError,
+  UnknownFieldError,
+  type Checkpoint,
+  type CollectionSpec,
+  type Doc,
+  type FindQuery,
+  type ReadStore,
+  type WriteOp,
+} from '../read-store.ts';
+
+type Stored = { _id: string } & Record<string, unknown>;
+interface CollectionMeta { _id: string; indexes: string[] }
+interface StoredCheckpoint { _id: string; position: number }
+
+const META = '_collections';
+const CHECKPOINTS = '_checkpoints';
+const TXN: TransactionOptions = { readConcern: { level: 'snapshot' }, writeConcern: { w: 'majority' } };
+const ILLEGAL_OPERATION = 20;
+const NAMESPACE_EXISTS = 48;
+const DUPLICATE_KEY = 11000;
+
+function checkName(name: string): string {
+  if (!COLLECTION_NAME.test(name)) throw new Error(`Invalid collection name: ${JSON.stringify(name)}`);
+  return name;
+}
+
+function checkId(id: unknown): string {
+  if (typeof id !== 'string') throw new Error(`Document id must be a string, got ${typeof id}`);
+  return id;
+}
+
+function toStored(doc: Doc): Stored {
+  const { id, ...fields } = doc;
+  if ('_id' in fields) throw new Error(`Document ${String(id)}: the field _id is reserved`);
+  return { ...fields, _id: checkId(id) };
+}
+
+function fromStored<T extends Doc>(stored: Stored): T {
+  const { _id, ...fields } = stored;
+  return { id: _id, ...fields } as unknown as T;
+}
+
+function hasCode(err: unknown, code: number): err is MongoServerError {
+  return err instanceof MongoServerError && Number(err.code) === code;
+}
+
+export class MongoReadStore implements ReadStore {
+  private readonly meta: Collection<CollectionMeta>;
+  private readonly checkpoints: Collection<StoredCheckpoint>;
+  /** Declared fields per collection; only ever trusted positively, so another process's changes are re-read. */
+  private readonly declared = new Map<string, ReadonlySet<string>>();
+
+  constructor(private readonly client: MongoClient, private readonly db: Db) {
+    this.meta = db.collection<CollectionMeta>(META);
+    this.checkpoints = db.collection<StoredCheckpoint>(CHECKPOINTS);
+  }
+
+  private coll(name: string): Collection<Stored> {
+    return this.db.collection<Stored>(checkName(name));
+  }
+
+  async ensureCollection(spec: CollectionSpec): Promise<void> {
+    const name = checkName(spec.name);
+    const indexes = [...new Set(spec.indexes ?? [])];
+    const keys = indexes.map(mongoField).filter((key) => key !== '_id');
+    try {
+      await this.db.createCollection(name);
+    } catch (err) {
+      if (!hasCode(err, NAMESPACE_EXISTS)) throw err;
+    }
+    if (keys.length > 0) await this.coll(name).createIndexes(keys.map((key) => ({ key: { [key]: 1 } })));
+    await this.meta.updateOne({ _id: name }, { $addToSet: { indexes: { $each: indexes } } }, { upsert: true });
+    this.declared.delete(name);
+  }
+
+  async listCollections(): Promise<string[]> {
+    const infos = await this.db.listCollections({ type: 'collection' }, { nameOnly: true }).toArray();
+    // COLLECTION_NAME excludes our `_`-prefixed metadata and Mongo's `system.*` collections.
+    return infos.map((info) => info.name).filter((name) => COLLECTION_NAME.test(name)).sort();
+  }
+
+  async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
+    const stored = await this.coll(collection).findOne({ _id: checkId(id) });
+    return stored ? fromStored<T>(stored) : null;
+  }
+
+  async getMany<T extends Doc = Doc>(collection: string, ids: readonly string[]): Promise<Map<string, T>> {
+    const result = new Map<string, T>();
+    if (ids.length === 0) return result;
+    const found = await this.coll(collection).find({ _id: { $in: ids.map(checkId) } }).toArray();
+    const byId = new Map(found.map((stored) => [stored._id, stored]));
+    for (const id of ids) {
+      const stored = byId.get(id);
+      if (stored) result.set(id, fromStored<T>(stored));
+    }
+    return result;
+  }
+
+  async find<T extends Doc = Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
+    const coll = this.coll(collection);
+    const { limit } = query;
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 0)) throw new Error(`Invalid limit: ${limit}`);
+    await this.assertDeclared(collection, queryFields(query));
+    // Mongo reads limit 0 as "no limit".
+    if (limit === 0) return [];
+    let cursor = coll.find(toFilter(query.where)).sort(toSort(query.sort));
+    if (limit !== undefined) cursor = cursor.limit(limit);
+    return (await cursor.toArray()).map((stored) => fromStored<T>(stored));
+  }
+
+  async count(collection: string, query: Pick<FindQuery, 'where'> = {}): Promise<number> {
+    const coll = this.coll(collection);
+    await this.assertDeclared(collection, queryFields(query));
+    return coll.countDocuments(toFilter(query.where));
+  }
+
+  async upsert(collection: string, doc: Doc): Promise<void> {
+    const { _id, ...fields } = toStored(doc);
+    await this.coll(collection).replaceOne({ _id }, fields, { upsert: true });
+  }
+
+  async delete(collection: string, id: string): Promise<void> {
+    await this.coll(collection).deleteOne({ _id: checkId(id) });
+  }
+
+  async bulkWrite(ops: readonly WriteOp[]): Promise<void> {
+    const batches = toBatches(ops);
+    if (batches.size === 0) return;
+    await this.transaction((session) => this.applyBatches(batches, session));
+  }
+
+  async dropCollection(name: string): Promise<void> {
+    await this.db.dropCollection(checkName(name));
+    await this.meta.deleteOne({ _id: name });
+    this.declared.delete(name);
+  }
+
+  async renameCollection(from: string, to: string): Promise<void> {
+    await this.db.renameCollection(checkName(from), checkName(to), { dropTarget: true });
+    await this.transaction(async (session) => {
+      const entry = await this.meta.findOne({ _id: from }, { session });
+      if (entry) await this.meta.replaceOne({ _id: to }, { indexes: entry.indexes }, { upsert: true, session });
+      else await this.meta.deleteOne({ _id: to }, { session });
+      await this.meta.deleteOne({ _id: from }, { session });
+    });
+    this.declared.delete(from);
+    this.declared.delete(to);
+  }
+
+  async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
+    // Renames cannot join a transaction: they go first, the checkpoints move together afterwards.
+    for (const [from, to] of renames) await this.renameCollection(from, to);
+    await this.transaction(async (session) => {
+      await this.checkpoints.replaceOne({ _id: projection }, { position: checkpoint.position }, { upsert: true, session });
+      await this.checkpoints.deleteOne({ _id: retired }, { session });
+    });
+  }
+
+  async getCheckpoint(projection: string): Promise<Checkpoint | null> {
+    const stored = await this.checkpoints.findOne({ _id: projection });
+    return stored ? { position: stored.position } : null;
+  }
+
+  async commitBatch(projection: string, ops: readonly WriteOp[], expected: Checkpoint | null, next: Checkpoint): Promise<void> {
+    const batches = toBatches(ops);
+    try {
+      await this.transaction(async (session) => {
+        const stored = await this.checkpoints.findOne({ _id: projection }, { session });
+        const actual = stored ? { position: stored.position } : null;
+        if (actual?.position !== expected?.position) throw new CheckpointConflictError(projection, expected, actual);
+        await this.applyBatches(batches, session);
+        await this.checkpoints.replaceOne({ _id: projection }, { position: next.position }, { upsert: true, session });
+      });
+    } catch (err) {
+      // Two runners creating the first checkpoint may race on its insert; the loser sees a duplicate key.
+      if (hasCode(err, DUPLICATE_KEY)) {
+        const actual = await this.getCheckpoint(projection);
+        if (actual?.position !== expected?.position) throw new CheckpointConflictError(projection, expected, actual);
+      }
+      throw err;
+    }
+  }
+
+  async deleteCheckpoint(projection: string): Promise<void> {
+    await this.checkpoints.deleteOne({ _id: projection });
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+
+  private async assertDeclared(collection: string, fields: readonly string[]): Promise<void> {
+    const wanted = fields.filter((field) => mongoField(field) !== '_id');
+    if (wanted.length === 0) return;
+    let known = this.declared.get(collection);
+    if (!known || !wanted.every((field) => known?.has(field))) {
+      const entry = await this.meta.findOne({ _id: collection });
+      known = new Set(entry?.indexes ?? []);
+      this.declared.set(collection, known);
+    }
+    const missing = wanted.find((field) => !known?.has(field));
+    if (missing !== undefined) throw new UnknownFieldError(collection, missing);
+  }
+
+  /** Sequential on purpose: the driver does not support concurrent operations inside a transaction. */
+  private async applyBatches(batches: Batches, session: ClientSession): Promise<void> {
+    for (const [name, ops] of batches) await this.coll(name).bulkWrite(ops, { ordered: true, session });
+  }
+
+  private async transaction(fn: (session: ClientSession) => Promise<void>): Promise<void> {
+    const session = this.client.startSession();
+    try {
+      await session.withTransaction(fn, TXN);
+    } catch (err) {
+      if (hasCode(err, ILLEGAL_OPERATION) && /replica set|transaction numbers/i.test(err.message)) {
+        throw new Error(`MongoDB must run as a replica set (a single-node one is fine) for read-store transactions: ${err.message}`, { cause: err });
+      }
+      throw err;
+    } finally {
+      await session.endSession();
+    }
+  }
+}
+
+type Batches = Map<string, AnyBulkWriteOperation<Stored>[]>;
+
+/**
+ * Groups ops per collection, keeping their relative order inside each collection. Collections are
+ * independent and the whole batch commits atomically, so the order across collections is unobservable.
+ */
+function toBatches(ops: readonly WriteOp[]): Batches {
+  const batches: Batches = new Map();
+  for (const op of ops) {
+    const name = checkName(op.collection);
+    let batch = batches.get(name);
+    if (!batch) batches.set(name, (batch = []));
+    if (op.kind === 'put') {
+      const { _id, ...replacement } = toStored(op.doc);
+      batch.push({ replaceOne: { filter: { _id }, replacement, upsert: true } });
+    } else if (op.kind === 'delete') {
+      batch.push({ deleteOne: { filter: { _id: checkId(op.id) } } });
+    } else {
+      throw new Error(`Unknown write op kind: ${JSON.stringify((op as { kind: unknown }).kind)}`);
+    }
+  }
+  return batches;
+}
+
+/** Connects eagerly, so an unreachable server or a bad URI fails at start-up. */
+export async function openMongoReadStore(uri: string, options: { dbName?: string } = {}): Promise<MongoReadStore> {
+  // ignoreUndefined matches JSON: `{ a: undefined }` drops `a` instead of storing null.
+  const { client, db } = await connectMongo(uri, options.dbName, { ignoreUndefined: true });
+  return new MongoReadStore(client, db);
+}

@@ -1,0 +1,283 @@
+import Database from 'better-sqlite3';
+import {
+  COLLECTION_NAME,
+  CheckpointConflictError,
+  FIELD_PATH,
+  UnknownFieldError,
+  type Checkpoint,
+  type CollectionSpec,
+  type Doc,
+  type FieldCondition,
+  type FindQuery,
+  type ReadStore,
+  type WriteOp,
+} from '../read-store.ts';
+import { applySqlitePragmas } from '../../drivers/sqlite.ts';
+
+const column = (field: string) => (field === 'id' ? 'id' : `"f_${field.replaceAll('.', '__')}"`);
+const indexName = (table: string, field: string) => `"ix_${table}__${field.replaceAll('.', '__')}"`;
+const sqlValue = (v: unknown) => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
+
+const checkName = (name: string) => {
+  if (!COLLECTION_NAME.test(name)) throw new Error(`Invalid collection name: ${name}`);
+};
+
+/**
+ * Embedded read store: one table per collection holding the JSON document, with a generated,
+ * indexed column per declared field. Checkpoints live in the same file so a batch of read-model
+ * changes and its checkpoint commit in one transaction.
+ */
+export class SqliteReadStore implements ReadStore {
+  private readonly indexes = new Map<string, Set<string>>();
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: Database.Database) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, indexes TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS _checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+    `);
+  }
+
+  private stmt(sql: string): Database.Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Declared indexes of a collection; re-read on a miss because another process may have rebuilt it. */
+  private declared(name: string): Set<string> {
+    checkName(name);
+    const cached = this.indexes.get(name);
+    if (cached) return cached;
+    const row = this.db.prepare<[string], { indexes: string }>('SELECT indexes FROM _collections WHERE name = ?').get(name);
+    if (!row) throw new Error(`Unknown collection: ${name}`);
+    const set = new Set<string>(JSON.parse(row.indexes));
+    this.indexes.set(name, set);
+    return set;
+  }
+
+  async ensureCollection(spec: CollectionSpec): Promise<void> {
+    this.ensureSync(spec);
+  }
+
+  private ensureSync({ name, indexes = [] }: CollectionSpec): void {
+    checkName(name);
+    for (const f of indexes) if (!FIELD_PATH.test(f)) throw new Error(`Invalid field path: ${f}`);
+    this.db.transaction(() => {
+      this.db.exec(`CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
+      const existing = new Set(
+        (this.db.prepare(`SELECT name FROM pragma_table_xinfo(?)`).all(name) as { name: string }[]).map((r) => r.name),
+      );
+      for (const field of indexes) {
+        if (field === 'id') continue;
+        const col = column(field);
+        if (!existing.has(col.slice(1, -1))) {
+          this.db.exec(`ALTER TABLE "${name}" ADD COLUMN ${col} GENERATED ALWAYS AS (json_extract(doc, '$.${field}')) VIRTUAL`);
+        }
+        this.db.exec(`CREATE INDEX IF NOT EXISTS ${indexName(name, field)} ON "${name}" (${col})`);
+      }
+      const all = new Set([...this.declaredOrEmpty(name), ...indexes]);
+      this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(name, JSON.stringify([...all]));
+      this.indexes.set(name, all);
+    })();
+  }
+
+  private declaredOrEmpty(name: string): Set<string> {
+    try {
+      return this.declared(name);
+    } catch {
+      return new Set();
+    }
+  }
+
+  async listCollections(): Promise<string[]> {
+    return (this.db.prepare('SELECT name FROM _collections ORDER BY name').all() as { name: string }[]).map((r) => r.name);
+  }
+
+  async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
+    this.declared(collection);
+    const row = this.stmt(`SELECT doc FROM "${collection}" WHERE id = ?`).get(id) as { doc: string } | undefined;
+    return row ? (JSON.parse(row.doc) as T) : null;
+  }
+
+  async getMany<T extends Doc = Doc>(collection: string, ids: readonly string[]): Promise<Map<string, T>> {
+    this.declared(collection);
+    const out = new Map<string, T>();
+    const stmt = this.stmt(`SELECT doc FROM "${collection}" WHERE id = ?`);
+    for (const id of ids) {
+      const row = stmt.get(id) as { doc: string } | undefined;
+      if (row) out.set(id, JSON.parse(row.doc) as T);
+    }
+    return out;
+  }
+
+  private whereSql(collection: string, where: FindQuery['where'], params: unknown[]): string {
+    const fields = this.declared(collection);
+    const parts: string[] = [];
+    for (const [field, cond] of Object.entries(where ?? {})) {
+      if (field !== 'id' && !fields.has(field)) throw new UnknownFieldError(collection, field);
+      parts.push(this.conditionSql(column(field), cond, params));
+    }
+    return parts.length ? ` WHERE ${parts.join(' AND ')}` : '';
+  }
+
+  private conditionSql(col: string, cond: FieldCondition, params: unknown[]): string {
+    if (cond === null) return `${col} IS NULL`;
+    if (typeof cond !== 'object') {
+      params.push(sqlValue(cond));
+      return `${col} = ?`;
+    }
+    if ('$in' in cond) {
+      params.push(...cond.$in.map(sqlValue));
+      return `${col} IN (${cond.$in.map(() => '?').join(',') || 'NULL'})`;
+    }
+    const ops = { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' } as const;
+    const parts = (Object.keys(ops) as (keyof typeof ops)[])
+      .filter((k) => cond[k] !== undefined)
+      .map((k) => {
+        params.push(sqlValue(cond[k]));
+        return `${col} ${ops[k]} ?`;
+      });
+    return parts.length ? parts.join(' AND ') : '1';
+  }
+
+  async find<T extends Doc = Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
+    const params: unknown[] = [];
+    let sql = `SELECT doc FROM "${collection}"` + this.whereSql(collection, query.where, params);
+    const fields = this.declared(collection);
+    const order = (query.sort ?? []).map(([field, dir]) => {
+      if (field !== 'id' && !fields.has(field)) throw new UnknownFieldError(collection, field);
+      return `${column(field)} ${dir === 'desc' ? 'DESC' : 'ASC'}`;
+    });
+    sql += ` ORDER BY ${[...order, 'id'].join(', ')}`;
+    if (query.limit !== undefined) {
+      sql += ' LIMIT ?';
+      params.push(query.limit);
+    }
+    return (this.stmt(sql).all(...params) as { doc: string }[]).map((r) => JSON.parse(r.doc) as T);
+  }
+
+  async count(collection: string, query: Pick<FindQuery, 'where'> = {}): Promise<number> {
+    const params: unknown[] = [];
+    const sql = `SELECT COUNT(*) AS n FROM "${collection}"` + this.whereSql(collection, query.where, params);
+    return (this.stmt(sql).get(...params) as { n: number }).n;
+  }
+
+  async upsert(collection: string, doc: Doc): Promise<void> {
+    await this.bulkWrite([{ kind: 'put', collection, doc }]);
+  }
+
+  async delete(collection: string, id: string): Promise<void> {
+    await this.bulkWrite([{ kind: 'delete', collection, id }]);
+  }
+
+  async bulkWrite(ops: readonly WriteOp[]): Promise<void> {
+    this.db.transaction(() => this.applyOps(ops))();
+  }
+
+  private applyOps(ops: readonly WriteOp[]): void {
+    // Statements are looked up once per collection, not per operation: batches hold thousands.
+    const writers = new Map<string, { put: Database.Statement; del: Database.Statement }>();
+    for (const op of ops) {
+      let w = writers.get(op.collection);
+      if (!w) {
+        this.declared(op.collection);
+        w = {
+          put: this.stmt(`INSERT INTO "${op.collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`),
+          del: this.stmt(`DELETE FROM "${op.collection}" WHERE id = ?`),
+        };
+        writers.set(op.collection, w);
+      }
+      if (op.kind === 'put') w.put.run(op.doc.id, JSON.stringify(op.doc));
+      else w.del.run(op.id);
+    }
+  }
+
+  async dropCollection(name: string): Promise<void> {
+    checkName(name);
+    this.db.transaction(() => {
+      this.db.exec(`DROP TABLE IF EXISTS "${name}"`);
+      this.db.prepare('DELETE FROM _collections WHERE name = ?').run(name);
+    })();
+    this.forget(name);
+  }
+
+  async renameCollection(from: string, to: string): Promise<void> {
+    this.db.transaction(() => this.renameSync(from, to))();
+  }
+
+  async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
+    this.db.transaction(() => {
+      for (const [from, to] of renames) this.renameSync(from, to);
+      this.setCheckpoint(projection, checkpoint.position);
+      this.stmt('DELETE FROM _checkpoints WHERE projection = ?').run(retired);
+    }).immediate();
+  }
+
+  private renameSync(from: string, to: string): void {
+    const fields = this.declared(from);
+    checkName(to);
+    this.db.exec(`DROP TABLE IF EXISTS "${to}"`);
+    this.db.exec(`ALTER TABLE "${from}" RENAME TO "${to}"`);
+    // Index names embed the table name: re-create them so a new collection called `from` can have its own.
+    for (const field of fields) {
+      if (field === 'id') continue;
+      this.db.exec(`DROP INDEX IF EXISTS ${indexName(from, field)}`);
+      this.db.exec(`CREATE INDEX IF NOT EXISTS ${indexName(to, field)} ON "${to}" (${column(field)})`);
+    }
+    this.db.prepare('DELETE FROM _collections WHERE name = ?').run(from);
+    this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(to, JSON.stringify([...fields]));
+    this.forget(from);
+    this.forget(to);
+  }
+
+  private setCheckpoint(projection: string, position: number): void {
+    this.stmt(
+      'INSERT INTO _checkpoints (projection, position, updated_at) VALUES (?, ?, ?) ON CONFLICT (projection) DO UPDATE SET position = excluded.position, updated_at = excluded.updated_at',
+    ).run(projection, position, Date.now());
+  }
+
+  private forget(name: string): void {
+    this.indexes.delete(name);
+    // Statements compiled against a dropped or renamed table must not be reused.
+    for (const sql of this.statements.keys()) if (sql.includes(`"${name}"`)) this.statements.delete(sql);
+  }
+
+  async getCheckpoint(projection: string): Promise<Checkpoint | null> {
+    return this.checkpointSync(projection);
+  }
+
+  private checkpointSync(projection: string): Checkpoint | null {
+    const row = this.stmt('SELECT position FROM _checkpoints WHERE projection = ?').get(projection) as { position: number } | undefined;
+    return row ? { position: row.position } : null;
+  }
+
+  async commitBatch(projection: string, ops: readonly WriteOp[], expected: Checkpoint | null, next: Checkpoint): Promise<void> {
+    this.db.transaction(() => {
+      const actual = this.checkpointSync(projection);
+      if ((actual?.position ?? null) !== (expected?.position ?? null)) throw new CheckpointConflictError(projection, expected, actual);
+      this.applyOps(ops);
+      this.setCheckpoint(projection, next.position);
+    }).immediate();
+  }
+
+  async deleteCheckpoint(projection: string): Promise<void> {
+    this.stmt('DELETE FROM _checkpoints WHERE projection = ?').run(projection);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+}
+
+export const openSqliteReadStore = (file: string): SqliteReadStore => {
+  const db = new Database(file);
+  applySqlitePragmas(db);
+  // Read models are written at random (one document per object): SQLite's 2 MB default page cache
+  // thrashes once they outgrow it, and catch-up and rebuilds slow down several times over.
+  db.pragma('cache_size = -262144');
+  return new SqliteReadStore(db);
+};

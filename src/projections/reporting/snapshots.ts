@@ -1,0 +1,174 @@
+import { MemoryDocs } from '../batch-docs.ts';
+import type { BatchContext, Projector } from '../projector.ts';
+import type { Doc, ReadStore, WriteOp } from '../read-store.ts';
+
+/** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
+export const SNAPSHOTS = 'rc_snapshots';
+const CHUNK = 2000;
+/** Longest chain of deltas on one full snapshot: bounds the documents an `at` answer loads. */
+const MAX_CHAIN = 64;
+
+type Entry = readonly [collection: string, id: string, doc: Doc | null];
+
+type SnapshotMeta = {
+  readonly id: string;
+  readonly collection: string;
+  readonly position: number;
+  /** When the last event folded into the snapshot was recorded. */
+  readonly recordedAt: string;
+  readonly chunks: number;
+  /**
+   * Ids of the snapshots to load, oldest first, ending with this one: a full snapshot, then the
+   * deltas (documents changed or removed since the previous one) on top of it.
+   */
+  readonly chain: readonly string[];
+};
+type SnapshotChunk = { readonly id: string; readonly entries: readonly Entry[] };
+
+export const snapshotSpec = { name: SNAPSHOTS, indexes: ['collection', 'recordedAt', 'position'] };
+
+/** The newest snapshot of a fold taken at or before `at` (or the newest of all). */
+export const latestSnapshot = async (reads: ReadStore, fold: string, at?: Date): Promise<SnapshotMeta | null> => {
+  const [meta] = await reads.find<SnapshotMeta>(SNAPSHOTS, {
+    where: { collection: fold, ...(at ? { recordedAt: { $lte: at.toISOString() } } : {}) },
+    sort: [['recordedAt', 'desc'], ['position', 'desc']],
+    limit: 1,
+  });
+  return meta ?? null;
+};
+
+/** Snapshots taken while a fold is rebuilt are kept under this key until the rebuild is switched in. */
+const rebuildKey = (fold: string) => `rebuild:${fold}`;
+
+const chunkIds = (id: string, chunks: number) => Array.from({ length: chunks }, (_, i) => `${id}#${i}`);
+
+/**
+ * Fold states parsed from snapshots recently, per read store. Snapshots never change once written,
+ * and answers for nearby instants share the start of their chains: a snapshot is loaded from the
+ * newest parsed state of its chain, so usually only its last deltas are read and parsed.
+ */
+const parsed = new WeakMap<ReadStore, Map<string, MemoryDocs>>();
+const KEEP_PARSED = 4;
+
+/** A fold's state from a snapshot (its full base and deltas), in memory, ready to replay further events onto. */
+export const loadSnapshot = async (reads: ReadStore, meta: SnapshotMeta): Promise<MemoryDocs> => {
+  let recent = parsed.get(reads);
+  if (!recent) parsed.set(reads, (recent = new Map()));
+  const chain = meta.chain ?? [meta.id];
+  let from = chain.length - 1;
+  while (from >= 0 && !recent.has(chain[from]!)) from--;
+  const start = from >= 0 ? recent.get(chain[from]!)! : undefined;
+  let state: MemoryDocs;
+  if (from === chain.length - 1) {
+    state = start!;
+    recent.delete(meta.id);
+  } else {
+    state = start ? start.clone() : new MemoryDocs();
+    await applyChain(reads, meta.id, chain.slice(from + 1), state);
+  }
+  recent.set(meta.id, state);
+  for (const id of recent.keys()) if (recent.size > KEEP_PARSED) recent.delete(id);
+  return state.clone();
+};
+
+const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs): Promise<void> => {
+  const metas = await reads.getMany<SnapshotMeta>(SNAPSHOTS, chain);
+  for (const id of chain) {
+    const link = metas.get(id);
+    if (!link) throw new Error(`Snapshot ${snapshot} is missing ${id}`);
+    const ids = chunkIds(id, link.chunks);
+    const chunks = await reads.getMany<SnapshotChunk>(SNAPSHOTS, ids);
+    for (const chunkId of ids) {
+      const chunk = chunks.get(chunkId);
+      if (!chunk) throw new Error(`Snapshot ${snapshot} is missing chunk ${chunkId}`);
+      for (const entry of chunk.entries) {
+        // Snapshots written before deltas existed hold [collection, doc] pairs.
+        const [collection, second, third] = entry as unknown as [string, string | Doc, Doc | null | undefined];
+        if (typeof second !== 'string') docs.put(collection, second);
+        else if (third) docs.put(collection, third);
+        else docs.delete(collection, second);
+      }
+    }
+  }
+};
+
+const snapshotsOf = (reads: ReadStore, key: string) => reads.find<SnapshotMeta>(SNAPSHOTS, { where: { collection: key } });
+
+const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[]) => {
+  const ops: WriteOp[] = metas.flatMap((m) => [
+    { kind: 'delete', collection: SNAPSHOTS, id: m.id } as const,
+    ...chunkIds(m.id, m.chunks).map((id) => ({ kind: 'delete', collection: SNAPSHOTS, id }) as const),
+  ]);
+  if (ops.length) await reads.bulkWrite(ops);
+};
+
+/** What this process knows of a fold's newest snapshot, and the changes made since it. */
+interface Tracker {
+  last: SnapshotMeta | null;
+  /** Documents in the chain's full snapshot, and in its deltas so far. */
+  baseDocs: number;
+  chainDocs: number;
+  /** Changes folded since `last`; unknown (null) until a snapshot is taken by this process. */
+  changed: Map<string, Entry> | null;
+}
+
+const writeSnapshot = async (reads: ReadStore, key: string, entries: readonly Entry[], position: number, recordedAt: Date, chain: readonly string[]) => {
+  const id = `${key}@${position}`;
+  const ops: WriteOp[] = [];
+  for (let i = 0; i * CHUNK < entries.length; i++) {
+    ops.push({ kind: 'put', collection: SNAPSHOTS, doc: { id: `${id}#${i}`, entries: entries.slice(i * CHUNK, (i + 1) * CHUNK) } as SnapshotChunk });
+  }
+  const meta: SnapshotMeta = { id, collection: key, position, recordedAt: recordedAt.toISOString(), chunks: ops.length, chain: [...chain, id] };
+  await reads.bulkWrite([...ops, { kind: 'put', collection: SNAPSHOTS, doc: meta }]);
+  return meta;
+};
+
+/**
+ * Adds snapshots every `interval` positions of the log to a fold, live and during rebuilds; a
+ * rebuild's snapshots replace the old ones when it is switched in. A snapshot holds only the
+ * documents changed since the previous one; a full copy of the fold's state is written when
+ * this process has no record of the changes, or when the deltas on the last full copy add up to
+ * more documents than it holds (so loading a snapshot reads at most about twice the state).
+ */
+export const withSnapshots = (fold: Projector, interval: number): Projector => {
+  const trackers = new Map<string, Tracker>();
+  const logical = new Map(fold.collections.map((c) => [c.name, c.name]));
+  return {
+    ...fold,
+    async afterBatch(ctx: BatchContext) {
+      const key = ctx.rebuild ? rebuildKey(fold.name) : fold.name;
+      let t = trackers.get(key);
+      if (!t) trackers.set(key, (t = { last: await latestSnapshot(ctx.reads, key), baseDocs: 0, chainDocs: 0, changed: null }));
+      if (t.changed) {
+        for (const op of ctx.changes) {
+          const collection = logical.get(op.collection);
+          if (!collection) continue;
+          const id = op.kind === 'put' ? op.doc.id : op.id;
+          t.changed.set(`${collection}\u0000${id}`, [collection, id, op.kind === 'put' ? op.doc : null]);
+        }
+      }
+      const last = ctx.last;
+      if (last.position - (t.last?.position ?? 0) < interval) return;
+      const delta = t.changed ? [...t.changed.values()] : null;
+      // A delta needs the snapshot it builds on: a rebuild switched in by another process deletes it.
+      const onto = delta && t.last && (t.last.chain?.length ?? MAX_CHAIN) < MAX_CHAIN && t.chainDocs + delta.length <= t.baseDocs ? t.last : null;
+      if (onto && (await ctx.reads.get(SNAPSHOTS, onto.id))) {
+        t.last = await writeSnapshot(ctx.reads, key, delta!, last.position, last.recordedAt, onto.chain);
+        t.chainDocs += delta!.length;
+      } else {
+        const entries: Entry[] = [];
+        for (const spec of fold.collections) for (const doc of await ctx.state(spec.name)) entries.push([spec.name, doc.id, doc]);
+        t.last = await writeSnapshot(ctx.reads, key, entries, last.position, last.recordedAt, []);
+        t.baseDocs = entries.length;
+        t.chainDocs = 0;
+      }
+      t.changed = new Map();
+    },
+    async afterRebuild(reads) {
+      await deleteSnapshots(reads, await snapshotsOf(reads, fold.name));
+      const rebuilt = await snapshotsOf(reads, rebuildKey(fold.name));
+      await reads.bulkWrite(rebuilt.map((m) => ({ kind: 'put', collection: SNAPSHOTS, doc: { ...m, collection: fold.name } })));
+      trackers.clear();
+    },
+  };
+};

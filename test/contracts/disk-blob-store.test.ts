@@ -1,0 +1,75 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { Readable } from 'node:stream';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { DiskBlobStore, openDiskBlobStore } from '../../src/blobs/adapters/disk-blob-store.ts';
+import { blobStoreContract } from './blob-store.contract.ts';
+import { tempDir } from '../support/tmp.ts';
+
+blobStoreContract('disk', async () => {
+  const tmp = tempDir('svc-blobs');
+  const store = await openDiskBlobStore(join(tmp.dir, 'files'));
+  return { store, close: async () => (await store.close(), tmp.remove()) };
+}).run();
+
+/** Every regular file under `dir`, relative to it. */
+const filesUnder = (dir: string): string[] =>
+  readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)))
+    .sort();
+
+const test = suite<{ root: string; remove(): void; store: DiskBlobStore }>('disk blob store layout', {} as never);
+test.before.each(async (ctx) => {
+  const tmp = tempDir('svc-blobs');
+  ctx.root = join(tmp.dir, 'files');
+  ctx.remove = tmp.remove;
+  ctx.store = await openDiskBlobStore(ctx.root);
+});
+test.after.each((ctx) => ctx.remove());
+
+test('blobs live at <root>/ab/cd/<digest> and nothing is left in tmp/', async ({ root, store }) => {
+  const put = await store.put(Readable.from([randomBytes(1000)]));
+  assert.equal(filesUnder(root), [join(put.digest.slice(0, 2), put.digest.slice(2, 4), put.digest)]);
+  assert.is(store.pathOf(put.digest), join(root, put.digest.slice(0, 2), put.digest.slice(2, 4), put.digest));
+  assert.equal(readdirSync(join(root, 'tmp')), []);
+});
+
+test('the same bytes stored twice (and concurrently) are one file on disk', async ({ root, store }) => {
+  const bytes = randomBytes(100_000);
+  await store.put(Readable.from([bytes]));
+  await Promise.all([store.put(Readable.from([bytes])), store.put(Readable.from([bytes])), store.put(Readable.from([bytes]))]);
+  assert.is(filesUnder(root).length, 1);
+  assert.is(statSync(store.pathOf((await store.put(Readable.from([bytes]))).digest)).size, bytes.length);
+});
+
+test('failed and oversize puts leave no temporary file', async ({ root, store }) => {
+  await store.put(Readable.from([randomBytes(5000)]), { limit: 100 }).catch(() => undefined);
+  async function* broken() {
+    yield randomBytes(10);
+    throw new Error('boom');
+  }
+  await store.put(broken()).catch(() => undefined);
+  assert.equal(filesUnder(root), []);
+});
+
+test('opening the store sweeps temporary files older than a day, keeping fresh ones', async ({ root }) => {
+  const old = join(root, 'tmp', 'left-by-a-crash');
+  const fresh = join(root, 'tmp', 'upload-in-progress');
+  writeFileSync(old, 'x');
+  writeFileSync(fresh, 'y');
+  const dayAndABitAgo = (Date.now() - 25 * 3600 * 1000) / 1000;
+  utimesSync(old, dayAndABitAgo, dayAndABitAgo);
+  await openDiskBlobStore(root);
+  assert.is(existsSync(old), false);
+  assert.is(existsSync(fresh), true);
+});
+
+test('pathOf refuses anything but a digest (no path tricks)', ({ store }) => {
+  assert.throws(() => store.pathOf('../../etc/passwd'));
+  assert.throws(() => store.pathOf('A'.repeat(64)));
+});
+
+test.run();

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import * as assert from 'uvu/assert';
+import { suite } from 'uvu';
+import { DuplicateEventIdError, WrongExpectedRevisionError } from '../../src/events/event-store.ts';
+import { openSqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
+import { eventStoreContract } from './event-store.contract.ts';
+import { tempDir } from '../support/tmp.ts';
+
+eventStoreContract('embedded SQLite', async () => {
+  const tmp = tempDir();
+  const store = openSqliteEventStore(join(tmp.dir, 'events.db'));
+  return { store, prefix: 'test-', close: async () => (await store.close(), tmp.remove()) };
+}).run();
+
+const ev = (type: string, id = randomUUID()) => ({ id, type, data: {} });
+const collect = async <T>(it: AsyncIterable<T>) => {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+};
+
+const test = suite('SQLite event store specifics');
+
+test('appendMany is atomic: a conflict on one stream writes nothing at all', async () => {
+  const tmp = tempDir();
+  const store = openSqliteEventStore(join(tmp.dir, 'events.db'));
+  await store.append('b', [ev('B0')]);
+  try {
+    await store.appendMany([
+      { stream: 'a', events: [ev('A0')], expectedRevision: 'no_stream' },
+      { stream: 'b', events: [ev('B1')], expectedRevision: 'no_stream' },
+    ]);
+    assert.unreachable();
+  } catch (e) {
+    assert.instance(e, WrongExpectedRevisionError);
+  }
+  assert.equal(await collect(store.readStream('a')), []);
+  assert.is(await store.headPosition(), 1);
+  await store.close();
+  tmp.remove();
+});
+
+test('an event id reused for different content is refused, not silently dropped', async () => {
+  const tmp = tempDir();
+  const store = openSqliteEventStore(join(tmp.dir, 'events.db'));
+  const id = randomUUID();
+  await store.append('x', [ev('X', id)]);
+  for (const attempt of [
+    () => store.append('y', [ev('X', id)]),
+    () => store.append('x', [ev('Other', id)]),
+    () => store.append('x', [ev('New'), ev('X', id)]),
+  ]) {
+    try {
+      await attempt();
+      assert.unreachable();
+    } catch (e) {
+      assert.instance(e, DuplicateEventIdError);
+    }
+  }
+  assert.is(await store.headPosition(), 1);
+  await store.close();
+  tmp.remove();
+});
+
+test('recorded time never goes backwards, even when the clock does', async () => {
+  const tmp = tempDir();
+  let now = Date.UTC(2026, 0, 2);
+  const store = openSqliteEventStore(join(tmp.dir, 'events.db'), { clock: () => now });
+  await store.append('s', [ev('A')]);
+  now -= 60_000;
+  await store.append('s', [ev('B')]);
+  const [a, b] = await collect(store.readStream('s'));
+  assert.ok(b!.recordedAt.getTime() >= a!.recordedAt.getTime());
+  await store.close();
+  tmp.remove();
+});
+
+test('a subscription sees events appended by another connection to the same file', async () => {
+  const tmp = tempDir();
+  const file = join(tmp.dir, 'events.db');
+  const reader = openSqliteEventStore(file, { pollIntervalMs: 20 });
+  const writer = openSqliteEventStore(file);
+  const seen: string[] = [];
+  const sub = reader.subscribe({}, async (batch) => {
+    seen.push(...batch.map((e) => e.type));
+  });
+  await writer.append('s', [ev('FromElsewhere')]);
+  const deadline = Date.now() + 5000;
+  while (seen.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  await sub.stop();
+  assert.equal(seen, ['FromElsewhere']);
+  await reader.close();
+  await writer.close();
+  tmp.remove();
+});
+
+test.run();
