@@ -14,7 +14,7 @@ import {
   type TagChanges,
 } from '../domain/files/files.ts';
 import { extractProperties, type ExtractedProperties } from '../blobs/properties.ts';
-import { FILES, type FileDoc } from '../projections/files-projector.ts';
+import { FILES, type FileDoc } from '../projections/read-models.ts';
 import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
 import { loadAggregate, runCommand } from './appending/run-command.ts';

@@ -1,4 +1,4 @@
-import { OBJECTS, type ObjectDoc } from '../projections/objects-projector.ts';
+import { OBJECTS, type ObjectDoc } from '../projections/read-models.ts';
 import { linkRefsIn, parseValue } from './parse-value.ts';
 import type { Attributes, AttributeValue } from '../domain/objects/values.ts';
 import { TYPE } from '../domain/schema.ts';

@@ -1,5 +1,5 @@
 import type { ControlFile } from '../domain/control-file.ts';
-import { REST_APIS, type RestApiDoc } from '../projections/rest-apis-projector.ts';
+import { REST_APIS, type RestApiDoc } from '../projections/read-models.ts';
 import { REST_API_URL, decideChange, decideDefine, evolveRestApi, restApiStream, type ResponseFormat } from '../domain/rest-apis.ts';
 import { groupStream } from '../domain/users/events.ts';
 import { decideCreateGroup, evolveGroup } from '../domain/users/users.ts';

@@ -3,7 +3,7 @@ import { objectStream } from '../domain/objects/events.ts';
 import { decideCreate } from '../domain/objects/object.ts';
 import { newRef } from './new-ref.ts';
 import type { PersonName } from '../domain/objects/values.ts';
-import { GROUPS, USERS, type GroupDoc } from '../projections/users-projector.ts';
+import { GROUPS, USERS, type GroupDoc } from '../projections/read-models.ts';
 import { TITLE } from '../domain/schema.ts';
 import { apiKeyStream, groupStream, userStream } from '../domain/users/events.ts';
 import {

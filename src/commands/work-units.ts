@@ -1,5 +1,5 @@
 import { newRef } from './new-ref.ts';
-import { OBJECTS } from '../projections/objects-projector.ts';
+import { OBJECTS } from '../projections/read-models.ts';
 import { STATE, WORK_TYPE, decideCreateWorkUnit, decideTransition, evolveWorkUnit, workUnitStream } from '../domain/work-units.ts';
 import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';

@@ -7,7 +7,7 @@ import type { ProjectionRunner } from '../projections/runner.ts';
 import { adminAuth } from './middleware/admin-auth.ts';
 import { dispatchByPrefix, type RouterFamily } from './dispatch.ts';
 import { PrincipalCache } from './middleware/api-key-auth.ts';
-import { OBJECTS } from '../projections/objects-projector.ts';
+import { OBJECTS } from '../projections/read-models.ts';
 import { collectionVersion } from '../projections/versioned-cache.ts';
 import { handleErrors } from './middleware/handle-errors.ts';
 import { jsonBody } from './middleware/json-body.ts';

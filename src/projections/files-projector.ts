@@ -1,11 +1,8 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
-import { FILE_EVENT_TYPES, evolveFile, fileId, type FileEvent, type StoredFile } from '../domain/files/files.ts';
+import { FILE_EVENT_TYPES, evolveFile, fileId, type FileEvent } from '../domain/files/files.ts';
 import type { DocAccess, Projector } from './projector.ts';
-import type { Doc } from './read-store.ts';
-
-export const FILES = 'files';
-export type FileDoc = Doc & StoredFile;
+import { FILES, type FileDoc } from './read-models.ts';
 
 /** One document per stored file (id `<digest>-<size>`), found by digest for lookups without a size. */
 export const filesProjector = (decode: EventDecoder): Projector => ({

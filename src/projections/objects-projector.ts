@@ -5,30 +5,7 @@ import { evolveObject, type StoreObject } from '../domain/objects/object.ts';
 import { titleOf, valueText } from './readable.ts';
 import { BEHAVIOUR, TITLE } from '../domain/schema.ts';
 import type { DocAccess, Projector } from './projector.ts';
-
-export type ObjectDoc = StoreObject & {
-  readonly id: string;
-  readonly title: string;
-  /** Every title value (alternative titles included), for title mappings. */
-  readonly titles: readonly string[];
-  /** Configured behaviour code, for code-to-ref look-ups. */
-  readonly behaviour: string | null;
-};
-
-/** One document per link value: who links to whom, through which attribute. */
-export interface LinkDoc {
-  readonly id: string;
-  readonly from: string;
-  readonly to: string;
-  readonly attribute: string;
-  readonly qualifier: string | null;
-  readonly fromType: string;
-  readonly fromCreated: string;
-  readonly [k: string]: unknown;
-}
-
-export const OBJECTS = 'objects';
-export const OBJECT_LINKS = 'object_links';
+import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc } from './read-models.ts';
 
 const linksOf = (o: StoreObject): LinkDoc[] =>
   Object.entries(o.attributes).flatMap(([attribute, values]) =>

@@ -1,10 +1,8 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
-import { REST_API_EVENT_TYPES, evolveRestApi, type RestApi, type RestApiEvent } from '../domain/rest-apis.ts';
+import { REST_API_EVENT_TYPES, evolveRestApi, type RestApiEvent } from '../domain/rest-apis.ts';
 import type { DocAccess, Projector } from './projector.ts';
-
-export type RestApiDoc = RestApi & { readonly id: string };
-export const REST_APIS = 'rest_apis';
+import { REST_APIS, type RestApiDoc } from './read-models.ts';
 
 export const restApisProjector = (decode: EventDecoder): Projector => ({
   name: 'rest_apis',

@@ -1,17 +1,9 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
 import { API_KEY_EVENT_TYPES, GROUP_EVENT_TYPES, USER_EVENT_TYPES, type ApiKeyEvent, type GroupEvent, type UserEvent } from '../domain/users/events.ts';
-import { evolveApiKey, evolveGroup, evolveUser, type ApiKey, type Group, type User } from '../domain/users/users.ts';
+import { evolveApiKey, evolveGroup, evolveUser } from '../domain/users/users.ts';
 import type { DocAccess, Projector } from './projector.ts';
-
-/** `emailKey`: the email in lower case, for case-insensitive look-ups. */
-export type UserDoc = User & { readonly id: string; readonly emailKey: string | null };
-export type GroupDoc = Group & { readonly id: string };
-export type ApiKeyDoc = ApiKey;
-
-export const USERS = 'users';
-export const GROUPS = 'groups';
-export const API_KEYS = 'api_keys';
+import { API_KEYS, GROUPS, USERS, type ApiKeyDoc, type GroupDoc, type UserDoc } from './read-models.ts';
 
 /** Users, groups and API keys: everything authentication and permission checks read. */
 export const usersProjector = (decode: EventDecoder): Projector => ({

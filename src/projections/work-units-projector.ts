@@ -1,10 +1,8 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
-import { WORK_UNIT_EVENT_TYPES, evolveWorkUnit, type WorkUnit, type WorkUnitEvent } from '../domain/work-units.ts';
+import { WORK_UNIT_EVENT_TYPES, evolveWorkUnit, type WorkUnitEvent } from '../domain/work-units.ts';
 import type { DocAccess, Projector } from './projector.ts';
-
-export type WorkUnitDoc = WorkUnit;
-export const WORK_UNITS = 'work_units';
+import { WORK_UNITS, type WorkUnitDoc } from './read-models.ts';
 
 export const workUnitsProjector = (decode: EventDecoder): Projector => ({
   name: 'work_units',

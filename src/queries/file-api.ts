@@ -5,7 +5,7 @@
  */
 import { noSuchFile, type FileProperties, type StoredFile } from '../domain/files/files.ts';
 import type { DownloadSigner } from '../blobs/signed-urls.ts';
-import { FILES, type FileDoc } from '../projections/files-projector.ts';
+import { FILES, type FileDoc } from '../projections/read-models.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 
 export interface FileQueryDeps {

@@ -2,7 +2,7 @@ import { hash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { KEY_LOOKUP_LENGTH } from '../../commands/users.ts';
 import type { ReadStore } from '../../projections/read-store.ts';
-import { API_KEYS, GROUPS, USERS, type ApiKeyDoc, type GroupDoc, type UserDoc } from '../../projections/users-projector.ts';
+import { API_KEYS, GROUPS, USERS, type ApiKeyDoc, type GroupDoc, type UserDoc } from '../../projections/read-models.ts';
 import { VersionedCache, type VersionedProjections } from '../../projections/versioned-cache.ts';
 import { pathCovered, readAccessOf, type ReadAccess } from '../../domain/users/users.ts';
 import { HttpError, unauthorised } from '../errors.ts';

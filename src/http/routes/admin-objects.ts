@@ -6,7 +6,7 @@ import { changeObject, createObject, deleteObject, undeleteObject } from '../../
 import { createWorkUnit, transitionWorkUnit } from '../../commands/work-units.ts';
 import type { AttributeChange } from '../../domain/objects/object.ts';
 import { refParam } from '../params.ts';
-import { WORK_UNITS, type WorkUnitDoc } from '../../projections/work-units-projector.ts';
+import { WORK_UNITS, type WorkUnitDoc } from '../../projections/read-models.ts';
 import { getObject, type ObjectQueryDeps } from '../../queries/object-api.ts';
 import { badRequest, notFound } from '../errors.ts';
 import type { AppState } from '../state.ts';

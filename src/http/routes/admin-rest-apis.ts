@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { CommandDeps } from '../../commands/context.ts';
 import { changeRestApi, defineRestApi, issuePushDataKey, parseControlFile, type ControlValidator } from '../../commands/rest-apis.ts';
-import { REST_APIS, type RestApiDoc } from '../../projections/rest-apis-projector.ts';
+import { REST_APIS, type RestApiDoc } from '../../projections/read-models.ts';
 import { badRequest, notFound } from '../errors.ts';
 import type { AppState } from '../state.ts';
 import { decodeBody, metadataOf, optionalProps } from '../validate.ts';

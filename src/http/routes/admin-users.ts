@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import * as t from 'io-ts';
 import type { CommandDeps } from '../../commands/context.ts';
 import { changeUser, createGroup, createUser, issueApiKey, revokeApiKey } from '../../commands/users.ts';
-import { API_KEYS, GROUPS, USERS, type ApiKeyDoc, type GroupDoc, type UserDoc } from '../../projections/users-projector.ts';
+import { API_KEYS, GROUPS, USERS, type ApiKeyDoc, type GroupDoc, type UserDoc } from '../../projections/read-models.ts';
 import { notFound } from '../errors.ts';
 import type { AppState } from '../state.ts';
 import { decodeBody, metadataOf, optionalProps } from '../validate.ts';

@@ -5,7 +5,7 @@ import { IDEMPOTENCY_KEY, onceByKey, type StoredResponse } from '../../commands/
 import { pushData, restApiByUrl } from '../../commands/push-data/push-data.ts';
 import { PUSH_DATA_GROUP } from '../../commands/rest-apis.ts';
 import type { Models } from '../../domain/model.ts';
-import type { RestApiDoc } from '../../projections/rest-apis-projector.ts';
+import type { RestApiDoc } from '../../projections/read-models.ts';
 import { badRequest } from '../errors.ts';
 import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
 import { pushStatus, renderPushResult, type PushResult } from '../push-response.ts';

@@ -8,16 +8,7 @@ import { BEHAVIOUR, PARENT, TITLE, type Schema } from '../../domain/schema.ts';
 import type { CollectionDef } from '../../domain/reporting/collection.ts';
 import { attributesRead, linkedTargets, rowValues } from './facts.ts';
 import { firstLink, type ObjectInfo } from './object-info.ts';
-
-export type RowDoc = {
-  readonly id: string;
-  /** `ref` then every declared fact, in their JSON forms. */
-  readonly values: readonly unknown[];
-  /** Labels of the row's object, for read permissions. */
-  readonly labels: readonly string[];
-  /** Objects the row's facts read through links. */
-  readonly linkedTo: readonly string[];
-};
+import type { RowDoc } from '../read-models.ts';
 
 type DependentsDoc = { readonly id: string; readonly rows: readonly string[] };
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { FileDoc } from '../../../src/projections/files-projector.ts';
+import type { FileDoc } from '../../../src/projections/read-models.ts';
 import { avif, gif, jpeg, pdf, png, random, rotatedJpeg, tiff, webp } from '../../support/file-samples.ts';
 import {
   BASE_URL,

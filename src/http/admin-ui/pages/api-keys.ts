@@ -1,5 +1,5 @@
 /** API keys: tables with revoke buttons, the page of all keys. */
-import type { ApiKeyDoc } from '../../../projections/users-projector.ts';
+import type { ApiKeyDoc } from '../../../projections/read-models.ts';
 import { html, seg, type Html } from '../html.ts';
 import { badge, pageHeading, postButton, when } from '../layout.ts';
 

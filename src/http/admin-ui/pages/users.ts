@@ -1,5 +1,5 @@
 /** Users, groups, and API keys of read clients. */
-import type { ApiKeyDoc, GroupDoc, UserDoc } from '../../../projections/users-projector.ts';
+import type { ApiKeyDoc, GroupDoc, UserDoc } from '../../../projections/read-models.ts';
 import { html, seg, type Html } from '../html.ts';
 import {
   badge,
