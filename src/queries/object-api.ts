@@ -1,7 +1,5 @@
 import type { ReadStore } from '../projections/read-store.ts';
-import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc } from '../projections/read-models.ts';
-import { USERS, type UserDoc } from '../projections/read-models.ts';
-import { WORK_UNITS, type WorkUnitDoc } from '../projections/read-models.ts';
+import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc, USERS, type UserDoc, WORK_UNITS, type WorkUnitDoc } from '../projections/read-models.ts';
 import type { Schema } from '../domain/schema.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
 import { linkedRefs, serialiseObject, type LinkTarget } from './serialise-object.ts';

@@ -1,7 +1,6 @@
 import { readableDatetime, readablePersonName, readablePostalAddress, readableTelephone, slug } from '../projections/readable.ts';
 import type { AttributeValue } from '../domain/objects/values.ts';
-import type { ObjectDoc } from '../projections/read-models.ts';
-import type { WorkUnitDoc } from '../projections/read-models.ts';
+import type { ObjectDoc, WorkUnitDoc } from '../projections/read-models.ts';
 import { TYPE, type Schema } from '../domain/schema.ts';
 
 /** Everything serialisation looks up besides the object itself, fetched before it runs. */

@@ -16,9 +16,8 @@ import { controlValidator } from '../../commands/push-data/control-validator.ts'
 import { describeModel, generateControlFile, type GeneratorSelection } from '../../commands/push-data/generate-control.ts';
 import type { Models } from '../../domain/model.ts';
 import { projectRoot } from '../../config/paths.ts';
-import { REST_APIS, type RestApiDoc } from '../../projections/read-models.ts';
+import { REST_APIS, type RestApiDoc, API_KEYS, GROUPS, USERS, type ApiKeyDoc, type GroupDoc, type UserDoc } from '../../projections/read-models.ts';
 import { RebuildInProgressError, type ProjectionRunner } from '../../projections/runner.ts';
-import { API_KEYS, GROUPS, USERS, type ApiKeyDoc, type GroupDoc, type UserDoc } from '../../projections/read-models.ts';
 import { REST_API_URL, type ResponseFormat } from '../../domain/rest-apis.ts';
 import { HttpError } from '../errors.ts';
 import type { AppState } from '../state.ts';

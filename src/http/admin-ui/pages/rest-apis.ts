@@ -1,6 +1,5 @@
 /** REST API pages: list, create/edit form, details with keys (haplo-behaviour.md §2.1). */
-import type { RestApiDoc } from '../../../projections/read-models.ts';
-import type { ApiKeyDoc } from '../../../projections/read-models.ts';
+import type { RestApiDoc, ApiKeyDoc } from '../../../projections/read-models.ts';
 import { html, seg, type Html } from '../html.ts';
 import {
   breadcrumbs,
