@@ -1,27 +1,20 @@
-import type { EventStore, RecordedEvent, Subscription } from '../events/event-store.ts';
+import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { BatchDocs } from './batch-docs.ts';
 import type { Projector } from './projector.ts';
 import { CheckpointConflictError, type ReadStore } from './read-store.ts';
 import { rebuildCheckpoint, rebuildProjection, type RebuildProgress } from './rebuild.ts';
+import { commitNow, IDLE_COMMIT_MS, keepCache, needsWrite } from './runner/commit-policy.ts';
+import { Feed } from './runner/feed.ts';
+import { statusOf, type ProjectionStatus } from './runner/status.ts';
+import { foldingAny, Waiters } from './runner/waiters.ts';
+
+export type { ProjectionState, ProjectionStatus } from './runner/status.ts';
+export { ProjectionTimeoutError } from './runner/waiters.ts';
 
 export class RebuildInProgressError extends Error {
   constructor(readonly projection: string) {
     super(`Projection ${projection} is already being rebuilt`);
   }
-}
-
-export type ProjectionState = 'starting' | 'catching-up' | 'live' | 'rebuilding' | 'failed' | 'stopped';
-
-export interface ProjectionStatus {
-  readonly name: string;
-  readonly state: ProjectionState;
-  /** Position of the last event folded into the read model (0 = none). */
-  readonly checkpoint: number;
-  readonly head: number;
-  readonly lag: number;
-  readonly lastError?: string;
-  /** Progress of a rebuild run by this process, if one is running or has just ended. */
-  readonly rebuild?: RebuildProgress & { readonly error?: string };
 }
 
 export interface Logger {
@@ -42,26 +35,6 @@ export interface RunnerOptions {
   readonly checkpointWatchMs?: number;
 }
 
-export class ProjectionTimeoutError extends Error {
-  override readonly name = 'ProjectionTimeoutError';
-  constructor(readonly position: number, readonly behind: readonly string[]) {
-    super(`Read models did not reach position ${position} in time: ${behind.join(', ')}`);
-  }
-}
-
-/** Longest a checkpoint advanced by no-op batches stays unstored. */
-const PERSIST_IDLE_MS = 1000;
-/**
- * While far behind (full batches keep coming), batches are committed together at most this often:
- * a document changed by many events of the window is written once. Live batches commit at once.
- */
-const CATCH_UP_COMMIT_MS = 5000;
-const CATCH_UP_PENDING_DOCS = 100_000;
-/** How soon a window is committed after the log ran out in the middle of it. */
-const IDLE_COMMIT_MS = 250;
-/** Documents a projection keeps across batches; past this the cache starts again empty. */
-const CACHED_DOCS = 250_000;
-
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 interface Running {
@@ -80,20 +53,13 @@ interface Running {
   failed?: Error;
   stopped: boolean;
   /** The log reader feeding this projection (shared by all of them, unless it had to fall back to its own). */
-  feed?: Feed;
+  feed?: Feed<Running>;
   retryTimer?: NodeJS.Timeout;
   retryDelay: number;
   busy: boolean;
   rebuild?: RebuildProgress & { error?: string };
   /** Bumped whenever this process sees the projection's documents change (a batch with writes, a resync). */
   version: number;
-}
-
-/** One reading of the log, handing each batch to every member from the member's own checkpoint on. */
-interface Feed {
-  readonly members: Set<Running>;
-  subscription?: Subscription;
-  stopped: boolean;
 }
 
 /**
@@ -103,7 +69,7 @@ interface Feed {
  */
 export class ProjectionRunner {
   private readonly running = new Map<string, Running>();
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Waiters();
   private readonly batchSize: number;
   private readonly logger: Logger;
   private readonly retryDelayMs: number;
@@ -134,7 +100,7 @@ export class ProjectionRunner {
       runs.push(run);
     }
     // One reader for all: the log is read and parsed once, however many projections there are.
-    if (runs.length) await this.feed(runs);
+    if (runs.length) await this.openFeed(runs);
     this.watch = setInterval(() => void this.followMovedCheckpoints(), this.options.checkpointWatchMs ?? 5000);
     this.watch.unref();
   }
@@ -143,22 +109,14 @@ export class ProjectionRunner {
   private async resync(run: Running): Promise<void> {
     if (run.stopped) return;
     await this.leave(run);
-    if (!run.stopped) await this.feed([run]);
+    if (!run.stopped) await this.openFeed([run]);
   }
 
   /** Takes a projection off its reader; a reader left with nobody stops. */
   private async leave(run: Running): Promise<void> {
-    const feed = this.detach(run);
-    if (feed?.stopped) await feed.subscription?.stop();
-  }
-
-  private detach(run: Running): Feed | undefined {
     const feed = run.feed;
-    if (!feed) return undefined;
-    feed.members.delete(run);
     run.feed = undefined;
-    if (feed.members.size === 0) feed.stopped = true;
-    return feed;
+    await feed?.leave(run);
   }
 
   /**
@@ -166,9 +124,8 @@ export class ProjectionRunner {
    * failed batch may be committed) and retries on a reader of its own, so the others go on.
    */
   private fail(run: Running, error: Error): void {
-    const feed = this.detach(run);
     // Not awaited: this may run inside the reader's own handler.
-    if (feed?.stopped) void feed.subscription?.stop();
+    void this.leave(run);
     clearTimeout(run.commitTimer);
     run.commitTimer = undefined;
     run.docs = undefined;
@@ -224,8 +181,8 @@ export class ProjectionRunner {
   }
 
   /** Starts a reader for `runs` from the oldest of their stored checkpoints. */
-  private async feed(runs: readonly Running[]): Promise<void> {
-    const feed: Feed = { members: new Set(runs), stopped: false };
+  private async openFeed(runs: readonly Running[]): Promise<void> {
+    const feed = new Feed(runs);
     for (const run of runs) {
       run.version++;
       run.checkpoint = (await this.options.reads.getCheckpoint(run.projector.name))?.position ?? 0;
@@ -236,33 +193,26 @@ export class ProjectionRunner {
       run.persistedAt = Date.now();
       run.feed = feed;
     }
-    const after = Math.min(...runs.map((r) => r.checkpoint));
-    const subscription = this.options.events.subscribe({ after, batchSize: this.batchSize }, (batch) => this.deliver(feed, batch));
-    feed.subscription = subscription;
-    subscription.done.then(
-      () => undefined,
+    feed.open({
+      events: this.options.events,
+      after: Math.min(...runs.map((r) => r.checkpoint)),
+      batchSize: this.batchSize,
+      fold: (run, batch, more) => this.fold(run, batch, more),
       // The reader itself failed (not a projector): every member retries on a reader of its own.
-      (error: Error) => {
-        for (const run of [...feed.members]) this.fail(run, error);
-      },
-    );
+      failed: (run, error) => this.fail(run, error),
+    });
   }
 
-  private async deliver(feed: Feed, batch: readonly RecordedEvent[]): Promise<void> {
-    for (const run of [...feed.members]) {
-      if (feed.stopped || run.stopped) continue;
-      const from = batch.findIndex((e) => e.position > run.folded);
-      if (from < 0) continue;
-      run.busy = true;
-      try {
-        await this.applyBatchNow(run, from === 0 ? batch : batch.slice(from), batch.length >= this.batchSize);
-      } catch (error) {
-        this.fail(run, error as Error);
-      } finally {
-        run.busy = false;
-      }
-      if (run.folded > run.checkpoint) this.commitLater(run);
+  private async fold(run: Running, batch: readonly RecordedEvent[], more: boolean): Promise<void> {
+    run.busy = true;
+    try {
+      await this.applyBatchNow(run, batch, more);
+    } catch (error) {
+      this.fail(run, error as Error);
+    } finally {
+      run.busy = false;
     }
+    if (run.folded > run.checkpoint) this.commitLater(run);
   }
 
   /** A catch-up window left open when the log ran out (the last batch happened to be full) still commits. */
@@ -289,7 +239,7 @@ export class ProjectionRunner {
     }
     const last = batch[batch.length - 1]!;
     run.folded = last.position;
-    if (!more || docs.pending > CATCH_UP_PENDING_DOCS || Date.now() - run.committedAt > CATCH_UP_COMMIT_MS) await this.commit(run);
+    if (commitNow(more, docs.pending, Date.now() - run.committedAt)) await this.commit(run);
     run.failed = undefined;
     run.retryDelay = this.retryDelayMs;
     if (projector.afterBatch) {
@@ -313,13 +263,12 @@ export class ProjectionRunner {
     const docs = run.docs;
     if (!docs || run.folded === run.checkpoint) return;
     const ops = docs.ops();
-    // A batch that changes nothing need not cost a transaction: re-folding it after a crash is harmless.
-    if (ops.length > 0 || Date.now() - run.persistedAt > PERSIST_IDLE_MS) await this.persist(run, ops, run.folded);
+    if (needsWrite(ops.length, Date.now() - run.persistedAt)) await this.persist(run, ops, run.folded);
     docs.written();
-    if (docs.size > CACHED_DOCS) run.docs = new BatchDocs(this.options.reads);
+    if (!keepCache(docs.size)) run.docs = new BatchDocs(this.options.reads);
     run.checkpoint = run.folded;
     run.committedAt = Date.now();
-    for (const wake of this.waiters) wake();
+    this.waiters.wake();
   }
 
   private async persist(run: Running, ops: ReturnType<BatchDocs['ops']>, position: number): Promise<void> {
@@ -342,73 +291,24 @@ export class ProjectionRunner {
     const delay = conflict ? 0 : run.retryDelay;
     run.retryDelay = Math.min(run.retryDelay * 2, 30_000);
     run.retryTimer = setTimeout(() => {
-      if (!run.stopped) this.feed([run]).catch((e: Error) => this.onFailure(run, e));
+      if (!run.stopped) this.openFeed([run]).catch((e: Error) => this.onFailure(run, e));
     }, delay);
   }
 
-  /** Resolves once every named projection (default: all) has folded the event at `position`. */
   /**
-   * With `types`, only projections that fold one of those event types are waited for: the others
-   * cannot show the command's effects anyway.
+   * Resolves once every named projection (default: all) has folded the event at `position`. With
+   * `types`, only projections that fold one of those event types are waited for.
    */
   async waitFor(position: number, options: { timeoutMs?: number; projections?: readonly string[]; types?: readonly string[] } = {}): Promise<void> {
-    const { types } = options;
-    const names =
-      options.projections ??
-      [...this.running.values()]
-        .filter((r) => !types || r.projector.handles === undefined || types.some((t) => r.projector.handles!.includes(t)))
-        .map((r) => r.projector.name);
-    const behind = () => names.filter((n) => (this.running.get(n)?.checkpoint ?? 0) < position);
-    if (behind().length === 0) return;
-    const timeoutMs = options.timeoutMs ?? 5000;
-    await new Promise<void>((resolve, reject) => {
-      const done = () => {
-        this.waiters.delete(check);
-        clearTimeout(timer);
-      };
-      const check = () => {
-        if (behind().length === 0) {
-          done();
-          resolve();
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new ProjectionTimeoutError(position, behind()));
-      }, timeoutMs);
-      this.waiters.add(check);
-    });
+    const names = options.projections ?? foldingAny([...this.running.values()].map((r) => r.projector), options.types);
+    await this.waiters.until(position, names, (n) => this.running.get(n)?.checkpoint ?? 0, options.timeoutMs ?? 5000);
   }
 
   async status(): Promise<ProjectionStatus[]> {
     const head = await this.options.events.headPosition();
     const runs = [...this.running.values()];
-    // A rebuild checkpoint means a rebuild is under way (here or in another process) or was interrupted.
     const pending = await Promise.all(runs.map((run) => this.options.reads.getCheckpoint(rebuildCheckpoint(run.projector.name))));
-    return runs.map((run, i) => {
-      const lag = Math.max(0, head - run.checkpoint);
-      const building = (run.rebuild && !run.rebuild.error && run.rebuild.phase !== 'done') || pending[i] !== null;
-      const state: ProjectionState = run.stopped
-        ? 'stopped'
-        : run.failed
-          ? 'failed'
-          : building
-            ? 'rebuilding'
-            : !run.feed
-              ? 'starting'
-              : lag === 0
-                ? 'live'
-                : 'catching-up';
-      return {
-        name: run.projector.name,
-        state,
-        checkpoint: run.checkpoint,
-        head,
-        lag,
-        ...(run.failed ? { lastError: run.failed.message } : {}),
-        ...(run.rebuild ? { rebuild: run.rebuild } : {}),
-      };
-    });
+    return runs.map((run, i) => statusOf(run, head, pending[i] !== null));
   }
 
   /** Stops every projection after the batch in progress has committed. */

@@ -1,0 +1,32 @@
+/**
+ * When what a projection has folded is committed (its documents and checkpoint in one transaction).
+ *
+ * A live batch commits at once, so readers see it. While the projection is far behind, full batches
+ * keep coming: they fold into one window that commits every few seconds or once it has grown large,
+ * so a document changed by many events of the window is written once. A window left open when the
+ * log ran out (its last batch happened to be full) commits after a short idle wait.
+ */
+
+/** Longest a catch-up window stays open. */
+export const CATCH_UP_COMMIT_MS = 5000;
+/** Most changed documents a catch-up window holds in memory. */
+export const CATCH_UP_PENDING_DOCS = 100_000;
+/** How soon a window is committed after the log ran out in the middle of it. */
+export const IDLE_COMMIT_MS = 250;
+/** Longest a checkpoint advanced by no-op batches stays unstored. */
+export const PERSIST_IDLE_MS = 1000;
+/** Documents a projection keeps across windows; past this the cache starts again empty. */
+export const CACHED_DOCS = 250_000;
+
+/** After a batch is folded: commit the window now? `more`: the batch was full, so the log likely has more. */
+export const commitNow = (more: boolean, pendingDocs: number, openMs: number): boolean =>
+  !more || pendingDocs > CATCH_UP_PENDING_DOCS || openMs > CATCH_UP_COMMIT_MS;
+
+/**
+ * Does a commit need a transaction? One that changes no document can skip it (re-folding no-op
+ * events after a crash is harmless), until the stored checkpoint has lagged for too long.
+ */
+export const needsWrite = (changedDocs: number, unstoredMs: number): boolean => changedDocs > 0 || unstoredMs > PERSIST_IDLE_MS;
+
+/** Keep the documents cache for the next window (catch-up then reads each document once), within a memory bound? */
+export const keepCache = (cachedDocs: number): boolean => cachedDocs <= CACHED_DOCS;
