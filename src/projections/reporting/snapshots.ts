@@ -54,7 +54,7 @@ const KEEP_PARSED = 4;
 export const loadSnapshot = async (reads: ReadStore, meta: SnapshotMeta): Promise<MemoryDocs> => {
   let recent = parsed.get(reads);
   if (!recent) parsed.set(reads, (recent = new Map()));
-  const chain = meta.chain ?? [meta.id];
+  const { chain } = meta;
   let from = chain.length - 1;
   while (from >= 0 && !recent.has(chain[from]!)) from--;
   const start = from >= 0 ? recent.get(chain[from]!)! : undefined;
@@ -81,12 +81,9 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
     for (const chunkId of ids) {
       const chunk = chunks.get(chunkId);
       if (!chunk) throw new Error(`Snapshot ${snapshot} is missing chunk ${chunkId}`);
-      for (const entry of chunk.entries) {
-        // Snapshots written before deltas existed hold [collection, doc] pairs.
-        const [collection, second, third] = entry as unknown as [string, string | Doc, Doc | null | undefined];
-        if (typeof second !== 'string') docs.put(collection, second);
-        else if (third) docs.put(collection, third);
-        else docs.delete(collection, second);
+      for (const [collection, id, doc] of chunk.entries) {
+        if (doc) docs.put(collection, doc);
+        else docs.delete(collection, id);
       }
     }
   }
@@ -151,7 +148,7 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
       if (last.position - (t.last?.position ?? 0) < interval) return;
       const delta = t.changed ? [...t.changed.values()] : null;
       // A delta needs the snapshot it builds on: a rebuild switched in by another process deletes it.
-      const onto = delta && t.last && (t.last.chain?.length ?? MAX_CHAIN) < MAX_CHAIN && t.chainDocs + delta.length <= t.baseDocs ? t.last : null;
+      const onto = delta && t.last && t.last.chain.length < MAX_CHAIN && t.chainDocs + delta.length <= t.baseDocs ? t.last : null;
       if (onto && (await ctx.reads.get(SNAPSHOTS, onto.id))) {
         t.last = await writeSnapshot(ctx.reads, key, delta!, last.position, last.recordedAt, onto.chain);
         t.chainDocs += delta!.length;
