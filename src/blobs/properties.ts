@@ -46,8 +46,6 @@ export interface ExtractOptions {
   readonly onUnreadable?: (reason: string) => void;
 }
 
-export const analysable = (mimeType: string): boolean => mimeType in IMAGE_FORMATS || PDF_TYPES.has(mimeType);
-
 const readAll = async (stream: Readable, size: number): Promise<Buffer> => {
   const bytes = Buffer.allocUnsafe(size);
   let offset = 0;

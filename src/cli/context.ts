@@ -1,4 +1,3 @@
-import { pino } from 'pino';
 import { loadAppModel, type AppModel } from '../app/app-model.ts';
 import { loadConfig, type Config } from '../config/config.ts';
 import { openEngines, type Engines } from '../app/engines.ts';
@@ -56,5 +55,3 @@ export const openCli = async (): Promise<CliContext> => {
     close: () => engines.close(),
   };
 };
-
-export const quietLogger = pino({ level: 'silent' });

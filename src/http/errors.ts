@@ -33,7 +33,6 @@ export const payloadTooLarge = (limit: number) =>
   new HttpError(413, 'svc:api:payload-too-large', `Request body is larger than the limit of ${limit} bytes`);
 export const unsupportedMediaType = (expected: string) =>
   new HttpError(415, 'svc:api:unsupported-media-type', `Request body must be ${expected}`);
-export const serviceUnavailable = (message: string, kind = 'svc:api:unavailable') => new HttpError(503, kind, message);
 
 const COMMAND_STATUS = { invalid: 400, 'not-found': 404, conflict: 409, forbidden: 403 } as const;
 
