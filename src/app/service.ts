@@ -12,6 +12,7 @@ import { snapshotSpec } from '../projections/reporting/snapshots.ts';
 import { openBlobStore } from './open-blob-store.ts';
 import { DownloadSigner, resolveDownloadSecret } from '../blobs/signed-urls.ts';
 import { runnerStatus } from '../queries/reporting-api.ts';
+import { createCaches } from './caches.ts';
 
 export interface Service {
   readonly server: Server;
@@ -38,6 +39,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   const model = loadAppModel(config);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
   const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: model.projectors, logger });
+  const caches = createCaches();
   await engines.reads.ensureCollection(snapshotSpec);
   await runner.start();
   const throttle = new FailureThrottle(10, 60_000, options.clock);
@@ -70,6 +72,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       schema: model.schema,
       collections: model.collections,
       folds: model.folds,
+      parsedSnapshots: caches.parsedSnapshots,
       clock: options.clock ?? Date.now,
     },
   });

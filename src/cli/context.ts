@@ -4,7 +4,7 @@ import { openEngines, type Engines } from '../app/engines.ts';
 import type { Projector } from '../projections/projector.ts';
 import { rebuildCheckpoint } from '../projections/rebuild.ts';
 import type { ReportingDeps } from '../queries/reporting-api.ts';
-import { snapshotSpec } from '../projections/reporting/snapshots.ts';
+import { snapshotSpec, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 
 /** The configured engines and domain, as the service would open them, for one CLI command. */
 export interface CliContext extends AppModel {
@@ -23,6 +23,7 @@ export const openCli = async (): Promise<CliContext> => {
   const config = loadConfig();
   const model = loadAppModel(config);
   const engines = await openEngines(config);
+  const parsedSnapshots: ParsedSnapshots = new Map();
   await engines.reads.ensureCollection(snapshotSpec);
   for (const p of model.projectors) for (const spec of p.collections) await engines.reads.ensureCollection(spec);
   const projector = (name: string) => {
@@ -42,6 +43,7 @@ export const openCli = async (): Promise<CliContext> => {
       schema: model.schema,
       collections: model.collections,
       folds: model.folds,
+      parsedSnapshots,
       clock: Date.now,
       statusOf: async (name) => {
         const [checkpoint, head, rebuilding] = await Promise.all([

@@ -9,7 +9,7 @@ import { REF_FACT, type CollectionDef } from '../domain/reporting/collection.ts'
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
 import { type RowDoc } from '../projections/read-models.ts';
 import type { ObjectInfo } from '../projections/reporting/object-info.ts';
-import { latestSnapshot, loadSnapshot } from '../projections/reporting/snapshots.ts';
+import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
 
 export interface ReportingDeps {
@@ -21,6 +21,8 @@ export interface ReportingDeps {
   readonly collections: readonly CollectionDef[];
   /** The fold of each collection, by collection name. */
   readonly folds: ReadonlyMap<string, Projector>;
+  /** Snapshots of `reads` parsed for earlier answers. */
+  readonly parsedSnapshots: ParsedSnapshots;
   readonly clock: () => number;
 }
 
@@ -68,7 +70,7 @@ export const collectionDetail = async (deps: ReportingDeps, name: string) => {
 export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date): Promise<MemoryDocs> => {
   const fold = deps.folds.get(name)!;
   const snapshot = await latestSnapshot(deps.reads, fold.name, at);
-  const docs = snapshot ? await loadSnapshot(deps.reads, snapshot) : new MemoryDocs();
+  const docs = snapshot ? await loadSnapshot(deps.reads, deps.parsedSnapshots, snapshot) : new MemoryDocs();
   for await (const event of deps.events.readAll({ after: snapshot?.position ?? 0, until: at, types: OBJECT_EVENT_TYPES })) {
     await fold.apply(event, docs);
   }

@@ -43,17 +43,19 @@ const rebuildKey = (fold: string) => `rebuild:${fold}`;
 const chunkIds = (id: string, chunks: number) => Array.from({ length: chunks }, (_, i) => `${id}#${i}`);
 
 /**
- * Fold states parsed from snapshots recently, per read store. Snapshots never change once written,
- * and answers for nearby instants share the start of their chains: a snapshot is loaded from the
- * newest parsed state of its chain, so usually only its last deltas are read and parsed.
+ * Fold states parsed recently from the snapshots of one read store, by snapshot id, least recently
+ * used first. Snapshots never change once written, and answers for nearby instants share the start
+ * of their chains: a snapshot is loaded from the newest parsed state of its chain, so usually only
+ * its last deltas are read and parsed. Made at start-up, one per read store.
  */
-const parsed = new WeakMap<ReadStore, Map<string, MemoryDocs>>();
+export type ParsedSnapshots = Map<string, MemoryDocs>;
 const KEEP_PARSED = 4;
 
-/** A fold's state from a snapshot (its full base and deltas), in memory, ready to replay further events onto. */
-export const loadSnapshot = async (reads: ReadStore, meta: SnapshotMeta): Promise<MemoryDocs> => {
-  let recent = parsed.get(reads);
-  if (!recent) parsed.set(reads, (recent = new Map()));
+/**
+ * A fold's state from a snapshot (its full base and deltas), in memory, ready to replay further
+ * events onto; `recent` holds what was parsed before from `reads`, and keeps this one.
+ */
+export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, meta: SnapshotMeta): Promise<MemoryDocs> => {
   const { chain } = meta;
   let from = chain.length - 1;
   while (from >= 0 && !recent.has(chain[from]!)) from--;
