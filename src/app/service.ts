@@ -39,7 +39,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   const model = loadAppModel(config);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
   const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: model.projectors, logger });
-  const caches = createCaches();
+  const caches = createCaches({ events: engines.events, runner, decode: model.decode });
   await engines.reads.ensureCollection(snapshotSpec);
   await runner.start();
   const throttle = new FailureThrottle(10, 60_000, options.clock);
@@ -63,6 +63,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     adminToken: admin.token,
     throttle,
     models: model.models,
+    push: caches.push,
     blobs,
     signer,
     reporting: {

@@ -31,6 +31,7 @@ import { controlValidator } from '../commands/push-data/control-validator.ts';
 import { adminModelRoutes } from './routes/admin-models.ts';
 import { adminRestApiRoutes } from './routes/admin-rest-apis.ts';
 import { pushDataRoutes } from './routes/push-data.ts';
+import type { PushCaches } from '../commands/push-data/push-data.ts';
 import { reportingRoutes } from './routes/reporting.ts';
 import type { ReportingDeps } from '../queries/reporting-api.ts';
 import { adminUiRoutes } from './admin-ui/routes.ts';
@@ -50,6 +51,8 @@ export interface AppDeps {
   readonly adminToken: string;
   readonly throttle: FailureThrottle;
   readonly models: Models;
+  /** What push-data requests keep between them (made at start-up). */
+  readonly push: PushCaches;
   readonly reporting: ReportingDeps;
   readonly blobs: BlobStore;
   readonly signer: DownloadSigner;
@@ -100,7 +103,7 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
       ],
     },
     { prefix: /^\/api\/v0-object/i, routers: [objectApiRoutes(queries, deps.reads, deps.throttle, principals)] },
-    { prefix: /^\/api\/push-data/i, routers: [pushDataRoutes(commands, deps.models, deps.throttle, deps.config.bodyLimitBytes, principals)] },
+    { prefix: /^\/api\/push-data/i, routers: [pushDataRoutes(commands, deps.push, deps.models, deps.throttle, deps.config.bodyLimitBytes, principals)] },
     { prefix: /^\/api\/reporting\/v0/i, routers: [reportingRoutes(deps.reporting, deps.reads, deps.throttle, principals)] },
     { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands })] },
     {

@@ -155,35 +155,24 @@ export class StreamStates<S, E extends DomainEvent> {
   }
 }
 
-/** The command-side helpers of one event store: group commit, log watch, kept stream states. */
+/** The command-side helpers of one event store: its group commit and, where positions are dense, its log watch. */
 export interface StoreHelpers {
   readonly commits: GroupCommit;
   readonly watch?: LogWatch;
-  states<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E>;
+  /** A new holder of kept stream states over this store's watch and group commit: keep it, and its states are kept. */
+  streamStates<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E>;
 }
 
-const helpers = new WeakMap<EventStore, StoreHelpers>();
-
-/** The helpers of an event store, made on first use (commands built per request share them). */
-export const storeHelpers = (events: EventStore): StoreHelpers => {
-  let found = helpers.get(events);
-  if (found) return found;
+/** The helpers of an event store: made once at start-up and shared by the commands that append to it. */
+export const createStoreHelpers = (events: EventStore): StoreHelpers => {
   // Without dense positions (EventStoreDB) the head says nothing about who appended: short reads alone.
   const watch = events.densePositions ? new LogWatch(events) : undefined;
   const commits = new GroupCommit(events, watch ? (appends, results) => watch.appended(appends, results) : undefined);
-  const byDecoder = new WeakMap<EventDecoder, WeakMap<DatelessEvolve<unknown, DomainEvent>, StreamStates<unknown, DomainEvent>>>();
-  found = {
+  return {
     commits,
     ...(watch ? { watch } : {}),
-    states<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E> {
-      let byEvolve = byDecoder.get(decode);
-      if (!byEvolve) byDecoder.set(decode, (byEvolve = new WeakMap()));
-      const key = evolve as DatelessEvolve<unknown, DomainEvent>;
-      let states = byEvolve.get(key);
-      if (!states) byEvolve.set(key, (states = new StreamStates(events, decode, key, watch, commits)));
-      return states as unknown as StreamStates<S, E>;
+    streamStates<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E> {
+      return new StreamStates(events, decode, evolve, watch, commits);
     },
   };
-  helpers.set(events, found);
-  return found;
 };

@@ -4,61 +4,71 @@ import type { ControlFile, ImportLookups } from '../../domain/control-file.ts';
 import type { BatchPorts, BatchResult } from './batch.ts';
 import { runBatch } from './batch.ts';
 import type { DestinationDef, Models } from '../../domain/model.ts';
-import { objectStream } from '../../domain/objects/events.ts';
-import { evolveObjectState } from '../../domain/objects/object.ts';
+import { objectStream, type ObjectEvent } from '../../domain/objects/events.ts';
+import { evolveObjectState, type ObjectState } from '../../domain/objects/object.ts';
 import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc, REST_APIS, type RestApiDoc, GROUPS, USERS, type UserDoc } from '../../projections/read-models.ts';
-import { userStream } from '../../domain/users/events.ts';
-import { evolveUser } from '../../domain/users/users.ts';
+import { userStream, type UserEvent } from '../../domain/users/events.ts';
+import { evolveUser, type User } from '../../domain/users/users.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from '../context.ts';
 import { defaultLabels } from '../objects.ts';
-import { collectionVersion, VersionedCache } from '../../projections/versioned-cache.ts';
+import { collectionVersion, VersionedCache, type VersionedProjections } from '../../projections/versioned-cache.ts';
 import { toNewEvents } from '../appending/run-command.ts';
-import { storeHelpers } from '../appending/stream-states.ts';
+import type { StoreHelpers, StreamStates } from '../appending/stream-states.ts';
+import type { EventDecoder } from '../../events/decode.ts';
 
-/** Destination name -> its part of dependent slot names (models have few destinations). */
-const destinationKeys = new Map<string, string>();
-
-/** The slot that records which object is a parent's dependent, so concurrent pushes create only one. */
-const dependentStream = (parentRef: string, destination: string) => {
-  let key = destinationKeys.get(destination);
-  if (key === undefined) {
-    key = createHash('sha256').update(destination).digest('hex').slice(0, 16);
-    if (destinationKeys.size < 10_000) destinationKeys.set(destination, key);
-  }
-  return `dependent-${parentRef}-${key}`;
-};
+type ClaimEvent = { type: string; data: { ref: string } };
 
 /** The state of a dependent slot: the ref of the latest claim. */
-const evolveClaim = (_: string | null, event: { type: string; data: { ref: string } }): string => event.data.ref;
+const evolveClaim = (_: string | null, event: ClaimEvent): string => event.data.ref;
 
-/** Read-model look-ups of push-data requests kept per runner, each for as long as its read model stands still. */
-interface PushCaches {
+/**
+ * What push-data requests keep between them, made once per service at start-up: read-model
+ * look-ups, each kept for as long as its read model stands still, and folded stream states.
+ */
+export interface PushCaches {
   /** REST API definitions by URL (null: not defined). */
   readonly apis: VersionedCache<string, RestApiDoc | null>;
   /** Profile refs by lower-case username (null: no such user, or no profile). */
   readonly profiles: VersionedCache<string, string | null>;
+  /** Destination name -> its part of dependent slot names (models have few destinations). */
+  readonly destinationKeys: Map<string, string>;
+  /** The group commit and log watch the stream states below are kept over. */
+  readonly store: StoreHelpers;
+  readonly objects: StreamStates<ObjectState, ObjectEvent>;
+  readonly users: StreamStates<User, UserEvent>;
+  /** Dependent slots (see `dependentStream`). */
+  readonly claims: StreamStates<string, ClaimEvent>;
 }
 
-const caches = new WeakMap<CommandDeps['runner'], PushCaches>();
+export const createPushCaches = (runner: VersionedProjections, store: StoreHelpers, decode: EventDecoder): PushCaches => ({
+  apis: new VersionedCache(collectionVersion(runner, REST_APIS), 1000),
+  profiles: new VersionedCache(collectionVersion(runner, USERS)),
+  destinationKeys: new Map(),
+  store,
+  objects: store.streamStates(decode, evolveObjectState),
+  users: store.streamStates(decode, evolveUser),
+  claims: store.streamStates(decode, evolveClaim),
+});
 
-const pushCaches = (deps: CommandDeps): PushCaches => {
-  let found = caches.get(deps.runner);
-  if (!found) {
-    found = { apis: new VersionedCache(collectionVersion(deps.runner, REST_APIS), 1000), profiles: new VersionedCache(collectionVersion(deps.runner, USERS)) };
-    caches.set(deps.runner, found);
+/** The slot that records which object is a parent's dependent, so concurrent pushes create only one. */
+const dependentStream = (caches: PushCaches, parentRef: string, destination: string) => {
+  let key = caches.destinationKeys.get(destination);
+  if (key === undefined) {
+    key = createHash('sha256').update(destination).digest('hex').slice(0, 16);
+    if (caches.destinationKeys.size < 10_000) caches.destinationKeys.set(destination, key);
   }
-  return found;
+  return `dependent-${parentRef}-${key}`;
 };
 
 /** The REST API definition at `url` as its read model holds it; null when there is none. */
-export const restApiByUrl = (deps: CommandDeps, url: string): Promise<RestApiDoc | null> =>
-  pushCaches(deps).apis.through(url, () => deps.reads.get<RestApiDoc>(REST_APIS, url));
+export const restApiByUrl = (deps: CommandDeps, caches: PushCaches, url: string): Promise<RestApiDoc | null> =>
+  caches.apis.through(url, () => deps.reads.get<RestApiDoc>(REST_APIS, url));
 
 // Method shorthand in the objects below: they are made per request, and named function values cost a little each to make.
-export const importLookups = (deps: CommandDeps): ImportLookups => ({
+const importLookups = (deps: CommandDeps, caches: PushCaches): ImportLookups => ({
   async profileRefByUsername(username) {
     const key = username.toLowerCase();
-    const ref = await pushCaches(deps).profiles.through(key, async () => (await deps.reads.get<UserDoc>(USERS, key))?.profileRef ?? null);
+    const ref = await caches.profiles.through(key, async () => (await deps.reads.get<UserDoc>(USERS, key))?.profileRef ?? null);
     return ref ?? undefined;
   },
   async profileRefByEmail(email) {
@@ -75,11 +85,8 @@ export const importLookups = (deps: CommandDeps): ImportLookups => ({
   },
 });
 
-const batchPorts = (deps: CommandDeps, metadata: EventMetadata): BatchPorts => {
-  const store = storeHelpers(deps.events);
-  const objects = store.states(deps.decode, evolveObjectState);
-  const users = store.states(deps.decode, evolveUser);
-  const claims = store.states(deps.decode, evolveClaim);
+const batchPorts = (deps: CommandDeps, caches: PushCaches, metadata: EventMetadata): BatchPorts => {
+  const { store, objects, users, claims } = caches;
   const kept = [objects, users, claims];
   // One look at the log's head serves a record's loads (read again after each commit).
   let head: Promise<number | undefined> | undefined;
@@ -90,14 +97,14 @@ const batchPorts = (deps: CommandDeps, metadata: EventMetadata): BatchPorts => {
   };
   return {
     schema: deps.schema,
-    lookups: importLookups(deps),
+    lookups: importLookups(deps, caches),
     labels: defaultLabels(deps, undefined),
     async loadObject(ref) {
       const { state, revision } = await objects.load(objectStream(ref), await log.head());
       return state ? { state, revision } : null;
     },
     async findDependent(def: DestinationDef, parentRef: string) {
-      const stream = dependentStream(parentRef, def.name);
+      const stream = dependentStream(caches, parentRef, def.name);
       const claimed = await claims.load(stream, await log.head());
       if (claimed.state !== null) return { ref: claimed.state, claim: { stream, revision: claimed.revision } };
       // Dependents made some other way (admin API, older data): the oldest object of the type linking back.
@@ -136,12 +143,12 @@ const batchPorts = (deps: CommandDeps, metadata: EventMetadata): BatchPorts => {
 };
 
 /** Runs a push-data request through its API's control file; answers once the changes are readable. */
-export const pushData = async (deps: CommandDeps, models: Models, metadata: EventMetadata, control: ControlFile, body: Buffer): Promise<BatchResult> => {
+export const pushData = async (deps: CommandDeps, caches: PushCaches, models: Models, metadata: EventMetadata, control: ControlFile, body: Buffer): Promise<BatchResult> => {
   const model = models.get(control.model);
   if (!model) {
     return { result: 'error', applied: 0, failures: 0, errorCount: 0, errors: [`Exception when processing: Model not implemented: ${control.model}`], actions: [] };
   }
-  const result = await runBatch(batchPorts(deps, metadata), control, model, body);
+  const result = await runBatch(batchPorts(deps, caches, metadata), control, model, body);
   await waitUntilVisible(deps, result.position, result.types);
   return result;
 };

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandDeps } from '../../commands/context.ts';
 import { IDEMPOTENCY_KEY, onceByKey, type StoredResponse } from '../../commands/idempotency.ts';
-import { pushData, restApiByUrl } from '../../commands/push-data/push-data.ts';
+import { pushData, restApiByUrl, type PushCaches } from '../../commands/push-data/push-data.ts';
 import { PUSH_DATA_GROUP } from '../../commands/rest-apis.ts';
 import type { Models } from '../../domain/model.ts';
 import type { RestApiDoc } from '../../projections/read-models.ts';
@@ -24,7 +24,7 @@ const send = (ctx: Context, response: StoredResponse) => {
 const answer = (result: PushResult, format: RestApiDoc['response'] = 'JSON'): StoredResponse => ({ status: pushStatus(result.result), ...renderPushResult(result, format) });
 
 /** `POST /api/push-data/<url>`: a push-data API run through its control file (haplo-behaviour.md §2.2). */
-export const pushDataRoutes = (deps: CommandDeps, models: Models, throttle: FailureThrottle, bodyLimit: number, principals?: PrincipalCache) => {
+export const pushDataRoutes = (deps: CommandDeps, caches: PushCaches, models: Models, throttle: FailureThrottle, bodyLimit: number, principals?: PrincipalCache) => {
   const router = new Router<KeyedState>();
   router.all(
     '/api/push-data/:url',
@@ -36,16 +36,16 @@ export const pushDataRoutes = (deps: CommandDeps, models: Models, throttle: Fail
     apiKeyAuth(deps.reads, throttle, principals),
     async (ctx) => {
       const url = ctx.params.url!;
-      const api = await restApiByUrl(deps, url);
+      const api = await restApiByUrl(deps, caches, url);
       if (!api) return send(ctx, answer({ result: 'error', ...empty, errorCount: 1, errors: [`API not defined: ${url}`] }));
       if (!ctx.state.principal.groups.includes(PUSH_DATA_GROUP)) return send(ctx, answer({ result: 'not authorised', ...empty, errorCount: 1, errors: [] }));
       if (!api.enabled) return send(ctx, answer({ result: 'error', ...empty, errorCount: 1, errors: [`API is disabled: ${url}`] }, api.response));
       const body = await readRawBody(ctx, bodyLimit);
       const metadata = metadataOf(ctx);
       const key = ctx.get('Idempotency-Key');
-      if (!key) return send(ctx, answer(await pushData(deps, models, metadata, api.control, body), api.response));
+      if (!key) return send(ctx, answer(await pushData(deps, caches, models, metadata, api.control, body), api.response));
       if (!IDEMPOTENCY_KEY.test(key)) throw badRequest('Idempotency-Key must be 1-255 printable ASCII characters', 'svc:api:bad-idempotency-key');
-      const response = await onceByKey(deps, metadata, `push-data:${url}`, key, body, async () => answer(await pushData(deps, models, metadata, api.control, body), api.response));
+      const response = await onceByKey(deps, metadata, `push-data:${url}`, key, body, async () => answer(await pushData(deps, caches, models, metadata, api.control, body), api.response));
       if (response.replayed) ctx.set('Idempotent-Replayed', 'true');
       send(ctx, response);
     },
