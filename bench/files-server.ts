@@ -1,8 +1,8 @@
 /**
- * The server process of the `files` benchmark: the file service (test/files/support.ts: the embedded
- * engines, the service's middleware and the file routers) on a loopback port, in its own process so
- * its resident memory can be measured alone. Prints one JSON line `{url, pid}` once it listens;
- * stops on SIGTERM or when stdin closes.
+ * The server process of the `files` benchmark: the service (`startFilesService` of
+ * test/e2e/files/support.ts: `src/app/service.ts` on the embedded engines) on a loopback port, in its
+ * own process so its resident memory can be measured alone. Prints one JSON line `{url, pid}` once
+ * it listens; stops on SIGTERM or when stdin closes.
  */
 import { startFilesService } from '../test/e2e/files/support.ts';
 

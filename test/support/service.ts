@@ -1,9 +1,11 @@
 import { pino } from 'pino';
-import { loadConfig } from '../../src/config/config.ts';
+import { loadConfig, type Config } from '../../src/config/config.ts';
 import { startService, type Service } from '../../src/app/service.ts';
 import { tempDir } from './tmp.ts';
 
 export interface TestService extends Service {
+  /** The configuration the service started with. */
+  readonly config: Config;
   /** The service's data directory (its embedded databases). */
   readonly dataDir: string;
   /** fetch against the service, with the admin token unless `admin: false`. */
@@ -18,7 +20,8 @@ export const startTestService = async (env: Record<string, string> = {}, clock?:
   const service = await startService(config, { logger: pino({ level: 'silent' }), ...(clock ? { clock } : {}) });
   return {
     ...service,
-    dataDir: tmp.dir,
+    config,
+    dataDir: config.dataDir,
     request: (path, { admin = true, headers, ...init } = {}) =>
       fetch(`${service.url}${path}`, {
         ...init,

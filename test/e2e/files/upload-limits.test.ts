@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { random } from '../../support/file-samples.ts';
-import { ADMIN_TOKEN, expectError, sha256, startFilesService, stored, upload, type FilesService } from './support.ts';
+import { expectError, sha256, startFilesService, stored, upload, type FilesService } from './support.ts';
 
 const test = suite<{ svc: FilesService }>('file upload limits', {} as { svc: FilesService });
 test.before(async (ctx) => {
@@ -29,7 +29,7 @@ const blobCount = (svc: FilesService) =>
 const chunkedUpload = (svc: FilesService, chunks: Buffer[]) =>
   new Promise<{ status: number; body: any; headers: Record<string, unknown> }>((resolve, reject) => {
     const url = new URL(`${svc.url}/api/admin/files?filename=big.bin`);
-    const req = request(url, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Type': 'application/octet-stream', 'Transfer-Encoding': 'chunked' } }, (res) => {
+    const req = request(url, { method: 'POST', headers: { Authorization: `Bearer ${svc.adminToken}`, 'Content-Type': 'application/octet-stream', 'Transfer-Encoding': 'chunked' } }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c) => (text += c));
@@ -88,7 +88,7 @@ test('an upload the client abandons half-way leaves no temporary file and stores
   await new Promise<void>((resolve) => {
     const req = request(new URL(`${svc.url}/api/admin/files?filename=gone.bin`), {
       method: 'POST',
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, 'Content-Length': String(LIMIT) },
+      headers: { Authorization: `Bearer ${svc.adminToken}`, 'Content-Length': String(LIMIT) },
     });
     req.on('error', () => resolve());
     req.on('close', () => resolve());
