@@ -1,7 +1,7 @@
 /**
- * The file routes inside the real service (`startTestService`, i.e. src/service.ts + src/http/app.ts),
- * once they are wired there. Until then this prints one visible skipped line; the suites using
- * test/files/support.ts cover the behaviour meanwhile.
+ * The file routes in the service as `startTestService` starts it for every other suite, with no
+ * file settings of its own (download secret generated into the data directory, default limits):
+ * upload, metadata, tags and a signed download, and the files projection in the projection list.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -10,58 +10,43 @@ import { png } from '../../support/file-samples.ts';
 
 const BASE = 'https://svc.example.org';
 
-const wired = async (): Promise<boolean> => {
-  const svc = await startTestService();
-  try {
-    const probe = await svc.request('/api/admin/files', { method: 'POST', body: 'x', headers: { 'Content-Type': 'text/plain' } });
-    const body = (await probe.json()) as { kind?: string };
-    return body.kind === 'svc:file:bad-filename';
-  } finally {
-    await svc.stop();
-  }
-};
+const test = suite<{ svc: TestService }>('files in the default test service', {} as { svc: TestService });
+test.before(async (ctx) => {
+  ctx.svc = await startTestService({ SVC_BASE_URL: BASE });
+});
+test.after(async (ctx) => {
+  await ctx.svc?.stop();
+});
 
-if (!(await wired())) {
-  console.log('skipped: file routes in the real service (not wired into src/http/app.ts and src/service.ts yet)');
-} else {
-  const test = suite<{ svc: TestService }>('files wired into the real service', {} as { svc: TestService });
-  test.before(async (ctx) => {
-    ctx.svc = await startTestService({ SVC_BASE_URL: BASE });
+test('upload, metadata, tags and download through startService', async ({ svc }) => {
+  const bytes = await png(30, 20);
+  const up = await svc.request('/api/admin/files?filename=x.png', { method: 'POST', body: bytes, headers: { 'Content-Type': 'image/png' } });
+  const file = (await up.json()) as any;
+  assert.is(up.status, 201, JSON.stringify(file));
+  assert.equal(file.properties.dimensions, { width: 30, height: 20, units: 'px' });
+  const json = (path: string, body: unknown) =>
+    svc.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }).then((r) => r.json() as any);
+  await json('/api/admin/groups', { code: 'test:files', title: 'Files', readAll: true });
+  await json('/api/admin/users', { username: 'filereader', name: { first: 'File', last: 'Reader' }, groups: ['test:files'] });
+  const { key } = await json('/api/admin/users/filereader/api-keys', {});
+  const auth = { Authorization: `Basic ${Buffer.from(`svc:${key}`).toString('base64')}` };
+  const meta = await svc.request(`/api/v0-file/metadata/${file.digest}?fileSize=${file.fileSize}`, { admin: false, headers: auth });
+  const body = (await meta.json()) as any;
+  assert.is(meta.status, 200, JSON.stringify(body));
+  assert.is(body.kind, 'svc:api-v0:file:metadata');
+  assert.equal(body.file, file);
+  const tags = await svc.request(`/api/v0-file/tags/${file.digest}`, {
+    method: 'POST',
+    admin: false,
+    headers: { ...auth, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ tags: { a: 'b' } }),
   });
-  test.after(async (ctx) => {
-    await ctx.svc?.stop();
-  });
+  assert.equal(((await tags.json()) as any).tags, { a: 'b' });
+  assert.ok(body.download.url.startsWith(`${BASE}/`));
+  const download = await fetch(`${svc.url}${body.download.url.slice(BASE.length)}`);
+  assert.is(download.status, 200);
+  assert.equal(Buffer.from(await download.arrayBuffer()), bytes);
+  assert.ok(JSON.stringify(await (await svc.request('/api/admin/projections')).json()).includes('"files"'), 'the files projection runs');
+});
 
-  test('upload, metadata, tags and download through startService', async ({ svc }) => {
-    const bytes = await png(30, 20);
-    const up = await svc.request('/api/admin/files?filename=x.png', { method: 'POST', body: bytes, headers: { 'Content-Type': 'image/png' } });
-    const file = (await up.json()) as any;
-    assert.is(up.status, 201, JSON.stringify(file));
-    assert.equal(file.properties.dimensions, { width: 30, height: 20, units: 'px' });
-    const json = (path: string, body: unknown) =>
-      svc.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } }).then((r) => r.json() as any);
-    await json('/api/admin/groups', { code: 'test:files', title: 'Files', readAll: true });
-    await json('/api/admin/users', { username: 'filereader', name: { first: 'File', last: 'Reader' }, groups: ['test:files'] });
-    const { key } = await json('/api/admin/users/filereader/api-keys', {});
-    const auth = { Authorization: `Basic ${Buffer.from(`svc:${key}`).toString('base64')}` };
-    const meta = await svc.request(`/api/v0-file/metadata/${file.digest}?fileSize=${file.fileSize}`, { admin: false, headers: auth });
-    const body = (await meta.json()) as any;
-    assert.is(meta.status, 200, JSON.stringify(body));
-    assert.is(body.kind, 'svc:api-v0:file:metadata');
-    assert.equal(body.file, file);
-    const tags = await svc.request(`/api/v0-file/tags/${file.digest}`, {
-      method: 'POST',
-      admin: false,
-      headers: { ...auth, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ tags: { a: 'b' } }),
-    });
-    assert.equal(((await tags.json()) as any).tags, { a: 'b' });
-    assert.ok(body.download.url.startsWith(`${BASE}/`));
-    const download = await fetch(`${svc.url}${body.download.url.slice(BASE.length)}`);
-    assert.is(download.status, 200);
-    assert.equal(Buffer.from(await download.arrayBuffer()), bytes);
-    assert.ok(JSON.stringify(await (await svc.request('/api/admin/projections')).json()).includes('"files"'), 'the files projection runs');
-  });
-
-  test.run();
-}
+test.run();
