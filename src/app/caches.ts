@@ -4,6 +4,8 @@ import type { EventDecoder } from '../events/decode.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import type { VersionedProjections } from '../projections/versioned-cache.ts';
+import { createObjectQueryCaches, type ObjectQueryCaches } from '../queries/object-api.ts';
+import { PrincipalCache } from '../http/middleware/api-key-auth.ts';
 
 /**
  * The in-memory state of one service besides its engines: caches of what requests derive from the
@@ -18,6 +20,10 @@ export interface ServiceCaches {
   readonly push: PushCaches;
   /** Fold states parsed from reporting snapshots, for answers "as at" a past instant. */
   readonly parsedSnapshots: ParsedSnapshots;
+  /** Object documents, link targets, their refs and slugs of Object API answers. */
+  readonly objects: ObjectQueryCaches;
+  /** What API keys resolve to (user, groups, access). */
+  readonly principals: PrincipalCache;
 }
 
 export interface CachedEngines {
@@ -33,5 +39,7 @@ export const createCaches = ({ events, runner, decode }: CachedEngines): Service
     appending,
     push: createPushCaches(runner, appending, decode),
     parsedSnapshots: new Map(),
+    objects: createObjectQueryCaches(runner),
+    principals: PrincipalCache.forProjections(runner),
   };
 };

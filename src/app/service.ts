@@ -64,6 +64,8 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     throttle,
     models: model.models,
     push: caches.push,
+    objectCaches: caches.objects,
+    principals: caches.principals,
     blobs,
     signer,
     reporting: {

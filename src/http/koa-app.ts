@@ -6,9 +6,7 @@ import type { ReadStore } from '../projections/read-store.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
 import { adminAuth } from './middleware/admin-auth.ts';
 import { dispatchByPrefix, type RouterFamily } from './dispatch.ts';
-import { PrincipalCache } from './middleware/api-key-auth.ts';
-import { OBJECTS } from '../projections/read-models.ts';
-import { collectionVersion } from '../projections/versioned-cache.ts';
+import type { PrincipalCache } from './middleware/api-key-auth.ts';
 import { handleErrors } from './middleware/handle-errors.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { jsonOutput } from './middleware/json-output.ts';
@@ -20,7 +18,7 @@ import { healthRoutes } from './routes/health.ts';
 import type { AppState } from './state.ts';
 import type { CommandDeps } from '../commands/context.ts';
 import type { EventDecoder } from '../events/decode.ts';
-import { LinkTargetCache, ObjectDocCache, type ObjectQueryDeps } from '../queries/object-api.ts';
+import type { ObjectQueryCaches, ObjectQueryDeps } from '../queries/object-api.ts';
 import type { Schema } from '../domain/schema.ts';
 import { adminObjectRoutes } from './routes/admin-objects.ts';
 import { adminUserRoutes } from './routes/admin-users.ts';
@@ -53,6 +51,10 @@ export interface AppDeps {
   readonly models: Models;
   /** What push-data requests keep between them (made at start-up). */
   readonly push: PushCaches;
+  /** What Object API answers keep between requests (made at start-up). */
+  readonly objectCaches: ObjectQueryCaches;
+  /** API keys' principals, shared by the routers that take API keys (made at start-up). */
+  readonly principals: PrincipalCache;
   readonly reporting: ReportingDeps;
   readonly blobs: BlobStore;
   readonly signer: DownloadSigner;
@@ -83,12 +85,8 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     waitTimeoutMs: deps.config.waitTimeoutMs,
     logger: deps.logger,
   };
-  // Caches of what read requests derive from the read models, dropped whenever those models move.
-  const principals = PrincipalCache.forProjections(deps.runner);
-  const objectsVersion = collectionVersion(deps.runner, OBJECTS);
-  const linkTargets = new LinkTargetCache(objectsVersion, 10_000);
-  const docs = new ObjectDocCache(objectsVersion, 2_000);
-  const queries: ObjectQueryDeps = { reads: deps.reads, schema: deps.schema, baseUrl: deps.config.baseUrl, linkTargets, docs };
+  const principals = deps.principals;
+  const queries: ObjectQueryDeps = { reads: deps.reads, schema: deps.schema, baseUrl: deps.config.baseUrl, ...deps.objectCaches };
   const families: RouterFamily[] = [
     { prefix: /^\/healthz/i, routers: [healthRoutes(deps.runner)] },
     {

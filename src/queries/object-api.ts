@@ -2,8 +2,8 @@ import type { ReadStore } from '../projections/read-store.ts';
 import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc, USERS, type UserDoc, WORK_UNITS, type WorkUnitDoc } from '../projections/read-models.ts';
 import type { Schema } from '../domain/schema.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
-import { linkedRefs, serialiseObject, type LinkTarget } from './serialise-object.ts';
-import { VersionedCache } from '../projections/versioned-cache.ts';
+import { linkedRefs, serialiseObject, type LinkTarget, type SlugMemo } from './serialise-object.ts';
+import { collectionVersion, VersionedCache, type VersionedProjections } from '../projections/versioned-cache.ts';
 
 /**
  * What links show of the objects they point to (title and behaviour) by ref, `null` for a ref with
@@ -14,6 +14,9 @@ export class LinkTargetCache extends VersionedCache<string, LinkTarget | null> {
 /** Object documents by ref (`null`: no such object), valid for one version of the objects read model. */
 export class ObjectDocCache extends VersionedCache<string, ObjectDoc | null> {}
 
+/** Link targets of each document object (for one schema): documents from the cache are served again and again, unchanged. */
+export type LinkedRefsMemo = WeakMap<ObjectDoc, readonly string[]>;
+
 export interface ObjectQueryDeps {
   readonly reads: ReadStore;
   readonly schema: Schema;
@@ -22,7 +25,20 @@ export interface ObjectQueryDeps {
   readonly linkTargets?: LinkTargetCache;
   /** Objects asked for by ref; without it every request reads the object from the read store. */
   readonly docs?: ObjectDocCache;
+  /** Link targets of documents served before; without it they are found again each time. */
+  readonly linkedRefs?: LinkedRefsMemo;
+  /** Slugs of titles served before (for object URLs). */
+  readonly slugs?: SlugMemo;
 }
+
+/** What Object API answers keep between requests; made once per service at start-up. */
+export type ObjectQueryCaches = Required<Pick<ObjectQueryDeps, 'linkTargets' | 'docs' | 'linkedRefs' | 'slugs'>>;
+
+export const createObjectQueryCaches = (runner: VersionedProjections): ObjectQueryCaches => {
+  // Dropped whenever the objects read model moves.
+  const objectsVersion = collectionVersion(runner, OBJECTS);
+  return { linkTargets: new LinkTargetCache(objectsVersion, 10_000), docs: new ObjectDocCache(objectsVersion, 2_000), linkedRefs: new WeakMap(), slugs: new Map() };
+};
 
 /** Why a query could not be answered; the HTTP layer maps kinds to statuses. */
 export class ObjectQueryError extends Error {
@@ -114,20 +130,17 @@ const loadLinkTargets = async (deps: ObjectQueryDeps, refs: readonly string[]): 
   return found;
 };
 
-/** Link targets of each document object (per schema): documents from the cache are served again and again, unchanged. */
-const linkedRefsMemo = new WeakMap<Schema, WeakMap<ObjectDoc, readonly string[]>>();
-
-const linkedRefsOf = (doc: ObjectDoc, schema: Schema): readonly string[] => {
-  let bySchema = linkedRefsMemo.get(schema);
-  if (!bySchema) linkedRefsMemo.set(schema, (bySchema = new WeakMap()));
-  let refs = bySchema.get(doc);
-  if (!refs) bySchema.set(doc, (refs = linkedRefs(doc, schema)));
+const linkedRefsOf = (deps: ObjectQueryDeps, doc: ObjectDoc): readonly string[] => {
+  const memo = deps.linkedRefs;
+  if (!memo) return linkedRefs(doc, deps.schema);
+  let refs = memo.get(doc);
+  if (!refs) memo.set(doc, (refs = linkedRefs(doc, deps.schema)));
   return refs;
 };
 
 /** Serialises objects with their sources, fetching what the sources need in a few batched reads. */
 export const serialiseMany = async (deps: ObjectQueryDeps, docs: readonly ObjectDoc[], sources: readonly string[]) => {
-  const linkTargets = docs.length === 1 ? linkedRefsOf(docs[0]!, deps.schema) : [...new Set(docs.flatMap((d) => linkedRefsOf(d, deps.schema)))];
+  const linkTargets = docs.length === 1 ? linkedRefsOf(deps, docs[0]!) : [...new Set(docs.flatMap((d) => linkedRefsOf(deps, d)))];
   const linked = await loadLinkTargets(deps, linkTargets);
   let usernames: Map<string, string> | undefined;
   if (sources.includes('svc:username')) {
@@ -145,6 +158,7 @@ export const serialiseMany = async (deps: ObjectQueryDeps, docs: readonly Object
         baseUrl: deps.baseUrl,
         linked,
         sources,
+        ...(deps.slugs ? { slugs: deps.slugs } : {}),
         ...(usernames ? { usernames } : {}),
         ...(workUnits ? { workUnits } : {}),
       });

@@ -14,6 +14,8 @@ export interface SerialiseContext {
   /** Work units of the object, when `svc:workunit` is used. */
   readonly workUnits?: readonly WorkUnitDoc[];
   readonly sources: readonly string[];
+  /** Slugs of titles serialised before; without it each is made afresh. */
+  readonly slugs?: SlugMemo;
 }
 
 /** All a link's serialisation takes from the object it points to. */
@@ -21,11 +23,12 @@ export type LinkTarget = Pick<ObjectDoc, 'title'> & { readonly behaviour?: strin
 
 export const behaviourOf = (doc: LinkTarget): string | undefined => doc.behaviour ?? undefined;
 
-/** Slugs of recent titles: the slug is a pure function of the title and costs a Unicode normalisation. */
-const slugs = new Map<string, string>();
+/** Slugs of recent titles, kept between answers: the slug is a pure function of the title and costs a Unicode normalisation. */
+export type SlugMemo = Map<string, string>;
 const SLUG_MEMO_SIZE = 4096;
 
-const slugOf = (title: string): string => {
+const slugOf = (title: string, slugs: SlugMemo | undefined): string => {
+  if (!slugs) return slug(title);
   let s = slugs.get(title);
   if (s === undefined) {
     s = slug(title);
@@ -35,8 +38,8 @@ const slugOf = (title: string): string => {
   return s;
 };
 
-export const objectUrl = (baseUrl: string, ref: string, title: string) => {
-  const s = slugOf(title);
+export const objectUrl = (baseUrl: string, ref: string, title: string, slugs?: SlugMemo) => {
+  const s = slugOf(title, slugs);
   return s ? `${baseUrl}/${ref}/${s}` : `${baseUrl}/${ref}`;
 };
 
@@ -133,7 +136,7 @@ export const serialiseObject = (doc: ObjectDoc, ctx: SerialiseContext) => {
     kind: 'svc:object:0',
     sources: ctx.sources,
     ref: doc.ref,
-    url: objectUrl(ctx.baseUrl, doc.ref, doc.title),
+    url: objectUrl(ctx.baseUrl, doc.ref, doc.title, ctx.slugs),
   };
   if (behaviour) object.behaviour = behaviour;
   object.recordVersion = doc.recordVersion;
