@@ -256,17 +256,12 @@ export const compileFormat = (format: string): CompiledFormat | { error: string 
   return { format, hasTime, parse };
 };
 
-const compiled = new Map<string, CompiledFormat | { error: string }>();
-
 /**
  * Parses `input` with a SimpleDateFormat pattern; undefined when it does not match or a field is out
  * of range, and also when the format itself is not supported (use `compileFormat` to find out why).
+ * Compiles the format on every call (a push compiles each conversion's format once, up front).
  */
 export const parseWithFormat = (input: string, format: string): ParsedDate | undefined => {
-  let c = compiled.get(format);
-  if (!c) {
-    c = compileFormat(format);
-    if (compiled.size < 256) compiled.set(format, c);
-  }
+  const c = compileFormat(format);
   return 'error' in c ? undefined : c.parse(input);
 };
