@@ -1,8 +1,7 @@
 /**
- * Configuration of file storage and signed downloads, from environment variables. Written to be
- * merged into `ENV_SPEC` / `loadConfig` of `src/config/config.ts` (spread FILES_ENV_SPEC into
- * ENV_SPEC and add `files: filesConfigOf(v)` to the Config); until then `loadFilesConfig` decodes
- * it on its own. (This module does not import config.ts, so config.ts can import it without a cycle.)
+ * Configuration of file storage and signed downloads, from environment variables: FILES_ENV_SPEC is
+ * part of config.ts's ENV_SPEC and `filesConfigOf` makes its Config's `files`. (This module does not
+ * import config.ts, so config.ts can import it without a cycle.)
  */
 import { byteSize, decodeEnv, integer, optional, text } from './env.ts';
 
