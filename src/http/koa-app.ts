@@ -33,6 +33,7 @@ import type { PushCaches } from '../commands/push-data/push-data.ts';
 import { reportingRoutes } from './routes/reporting.ts';
 import type { ReportingDeps } from '../queries/reporting-api.ts';
 import { adminUiRoutes } from './admin-ui/routes.ts';
+import { SessionStore } from './admin-ui/sessions.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { DownloadSigner } from '../blobs/signed-urls.ts';
 import { adminFileRoutes } from './routes/admin-files.ts';
@@ -74,7 +75,9 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
   // Errors are answered by handleErrors; koa's own handler would print stacks for expected ones.
   app.silent = true;
 
-  const admin = adminAuth(deps.adminToken);
+  // Sessions of the admin interface, which the admin API's authentication also accepts.
+  const sessions = new SessionStore();
+  const admin = adminAuth(deps.adminToken, { sessions });
   const adminBody = jsonBody(deps.config.bodyLimitBytes);
   const commands: CommandDeps = {
     events: deps.events,
@@ -103,7 +106,7 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     { prefix: /^\/api\/v0-object/i, routers: [objectApiRoutes(queries, deps.reads, deps.throttle, principals)] },
     { prefix: /^\/api\/push-data/i, routers: [pushDataRoutes(commands, deps.push, deps.models, deps.throttle, deps.config.bodyLimitBytes, principals)] },
     { prefix: /^\/api\/reporting\/v0/i, routers: [reportingRoutes(deps.reporting, deps.reads, deps.throttle, principals)] },
-    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands })] },
+    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands, sessions })] },
     {
       prefix: /^\/api\/v0-file/i,
       routers: [

@@ -2,7 +2,8 @@
  * Admin sessions: a random id in an HttpOnly, SameSite=Strict cookie, the session itself (with its
  * CSRF token) in memory on the server, expiring after a period of inactivity and at the latest a
  * fixed time after sign-in. Only hashes of session ids are kept, so the store's keys are useless
- * to anyone who reads them.
+ * to anyone who reads them. Whoever builds the admin interface creates the store and gives the
+ * same one to the admin API's authentication, which accepts its sessions too.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
@@ -108,19 +109,6 @@ export class SessionStore {
     for (const [key, session] of this.sessions) if (this.expired(session, now)) this.sessions.delete(key);
   }
 }
-
-/**
- * The session store of an admin token. The admin API's authentication (`adminAuth(token)`) and the
- * admin interface (`adminUiRoutes`) are built separately from the same token and meet here: a
- * session is proof that its holder presented that token.
- */
-const stores = new Map<string, SessionStore>();
-export const adminSessions = (adminToken: string): SessionStore => {
-  const key = hash(`svc-admin-sessions:${adminToken}`);
-  let store = stores.get(key);
-  if (!store) stores.set(key, (store = new SessionStore()));
-  return store;
-};
 
 // ------------------------------------------------------------------------------------------
 // Cookies

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Middleware } from 'koa';
-import { adminSessions, readCookie, sameSecret, type SessionStore } from '../admin-ui/sessions.ts';
+import { readCookie, sameSecret, type SessionStore } from '../admin-ui/sessions.ts';
 import { HttpError, unauthorised } from '../errors.ts';
 import type { AppState } from '../state.ts';
 
@@ -9,7 +9,7 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export interface AdminAuthOptions {
-  /** Sessions of the admin interface; by default those of this admin token. */
+  /** Sessions of the admin interface (the store it was built with); without it only the token is accepted. */
   readonly sessions?: SessionStore;
   /** Session cookie names to accept (both spellings unless told: plain and `__Host-`). */
   readonly cookieNames?: readonly string[];
@@ -23,11 +23,11 @@ export interface AdminAuthOptions {
 export const adminAuth = (token: string, options: AdminAuthOptions = {}): Middleware<AppState> => {
   const expected = digest(token);
   const challenge = 'Bearer realm="svc-admin"';
-  const sessions = options.sessions ?? adminSessions(token);
+  const sessions = options.sessions;
   const names = options.cookieNames ?? ['svc_admin_session', '__Host-svc_admin_session'];
   return async (ctx, next) => {
     const header = ctx.get('Authorization');
-    if (!header) {
+    if (!header && sessions) {
       const cookies = ctx.get('Cookie');
       const session = names.map((n) => sessions.get(readCookie(cookies, n))).find((s) => s !== undefined);
       if (session) {

@@ -1,0 +1,27 @@
+/** Reads of users, groups and API keys for the admin pages. */
+import { API_KEYS, GROUPS, USERS, type ApiKeyDoc, type GroupDoc, type UserDoc } from '../projections/read-models.ts';
+import type { ReadStore } from '../projections/read-store.ts';
+
+const newestFirst = (a: ApiKeyDoc, b: ApiKeyDoc) => b.createdAt.localeCompare(a.createdAt);
+
+/** Every user, by username. */
+export const listUsers = (reads: ReadStore): Promise<UserDoc[]> => reads.find<UserDoc>(USERS, { sort: [['id', 'asc']] });
+
+/** One user, or null when there is none of that name. */
+export const findUser = (reads: ReadStore, username: string): Promise<UserDoc | null> => reads.get<UserDoc>(USERS, username);
+
+/** Every group, by code. */
+export const listGroups = (reads: ReadStore): Promise<GroupDoc[]> => reads.find<GroupDoc>(GROUPS, { sort: [['id', 'asc']] });
+
+/** Every API key: by username, each user's newest first. */
+export const listApiKeys = async (reads: ReadStore): Promise<ApiKeyDoc[]> =>
+  (await reads.find<ApiKeyDoc>(API_KEYS, { sort: [['username', 'asc']] })).sort((a, b) => a.username.localeCompare(b.username) || newestFirst(a, b));
+
+/** A user's API keys, newest first; only those for exactly `path` when it is given. */
+export const apiKeysOf = async (reads: ReadStore, username: string, path?: string): Promise<ApiKeyDoc[]> => {
+  const keys = await reads.find<ApiKeyDoc>(API_KEYS, { where: { username } });
+  return keys.filter((k) => path === undefined || k.path === path).sort(newestFirst);
+};
+
+/** One API key by id, or null. */
+export const findApiKey = (reads: ReadStore, id: string): Promise<ApiKeyDoc | null> => reads.get<ApiKeyDoc>(API_KEYS, id);
