@@ -62,7 +62,6 @@ export interface FileMetadata {
 }
 
 export interface FileClient {
-  readonly key: string;
   readonly authorization: string;
   get(path: string, headers?: Record<string, string>): Promise<Reply>;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Reply>;
@@ -75,7 +74,6 @@ export const createFileClient = async (svc: FilesService, path?: string): Promis
   const { key } = await issueKey(svc, username, path ? { path } : {});
   const authorization = basic(key);
   return {
-    key,
     authorization,
     get: async (p, headers = {}) => reply(await svc.request(p, { admin: false, headers: { Authorization: authorization, ...headers } })),
     post: async (p, body, headers = {}) =>
