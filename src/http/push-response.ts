@@ -1,7 +1,6 @@
-import type { BatchResult } from '../commands/push-data/batch.ts';
+import type { StoredResponse } from '../commands/idempotency.ts';
+import type { PushResult } from '../commands/push-data/push-to-api.ts';
 import type { ResponseFormat } from '../domain/rest-apis.ts';
-
-export type PushResult = Omit<BatchResult, 'result' | 'position' | 'types'> & { readonly result: BatchResult['result'] | 'not authorised' };
 
 /** success 200, not authorised 403, failure and error 400 (haplo-behaviour.md §2.2). */
 export const pushStatus = (result: PushResult['result']): number => (result === 'success' ? 200 : result === 'not authorised' ? 403 : 400);
@@ -30,3 +29,6 @@ export const renderPushResult = (r: PushResult, format: ResponseFormat): { conte
   const ordered = { result: r.result, applied: r.applied, failures: r.failures, errorCount: r.errorCount, errors: r.errors, actions: r.actions };
   return { contentType: 'application/json; charset=utf-8', body: `${JSON.stringify(ordered, null, 4)}\n` };
 };
+
+/** A push result as the response to send: status, content type and body in the API's format. */
+export const pushResponse = (result: PushResult, format: ResponseFormat): StoredResponse => ({ status: pushStatus(result.result), ...renderPushResult(result, format) });

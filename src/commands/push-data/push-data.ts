@@ -60,10 +60,6 @@ const dependentStream = (caches: PushCaches, parentRef: string, destination: str
   return `dependent-${parentRef}-${key}`;
 };
 
-/** The REST API definition at `url` as its read model holds it; null when there is none. */
-export const restApiByUrl = (deps: CommandDeps, caches: PushCaches, url: string): Promise<RestApiDoc | null> =>
-  caches.apis.through(url, () => deps.reads.get<RestApiDoc>(REST_APIS, url));
-
 // Method shorthand in the objects below: they are made per request, and named function values cost a little each to make.
 const importLookups = (deps: CommandDeps, caches: PushCaches): ImportLookups => ({
   async profileRefByUsername(username) {

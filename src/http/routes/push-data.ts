@@ -1,27 +1,21 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { CommandDeps } from '../../commands/context.ts';
-import { IDEMPOTENCY_KEY, onceByKey, type StoredResponse } from '../../commands/idempotency.ts';
-import { pushData, restApiByUrl, type PushCaches } from '../../commands/push-data/push-data.ts';
-import { PUSH_DATA_GROUP } from '../../commands/rest-apis.ts';
+import type { StoredResponse } from '../../commands/idempotency.ts';
+import type { PushCaches } from '../../commands/push-data/push-data.ts';
+import { pushToApi } from '../../commands/push-data/push-to-api.ts';
 import type { Models } from '../../domain/model.ts';
-import type { RestApiDoc } from '../../projections/read-models.ts';
-import { badRequest } from '../errors.ts';
 import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
-import { pushStatus, renderPushResult, type PushResult } from '../push-response.ts';
+import { pushResponse } from '../push-response.ts';
 import { readRawBody } from '../read-body.ts';
 import type { FailureThrottle } from '../throttle.ts';
 import { metadataOf } from '../validate.ts';
-
-const empty = { applied: 0, failures: 0, actions: [] } as const;
 
 const send = (ctx: Context, response: StoredResponse) => {
   ctx.status = response.status;
   ctx.type = response.contentType;
   ctx.body = response.body;
 };
-
-const answer = (result: PushResult, format: RestApiDoc['response'] = 'JSON'): StoredResponse => ({ status: pushStatus(result.result), ...renderPushResult(result, format) });
 
 /** `POST /api/push-data/<url>`: a push-data API run through its control file (haplo-behaviour.md §2.2). */
 export const pushDataRoutes = (deps: CommandDeps, caches: PushCaches, models: Models, throttle: FailureThrottle, bodyLimit: number, principals?: PrincipalCache) => {
@@ -35,17 +29,20 @@ export const pushDataRoutes = (deps: CommandDeps, caches: PushCaches, models: Mo
     },
     apiKeyAuth(deps.reads, throttle, principals),
     async (ctx) => {
-      const url = ctx.params.url!;
-      const api = await restApiByUrl(deps, caches, url);
-      if (!api) return send(ctx, answer({ result: 'error', ...empty, errorCount: 1, errors: [`API not defined: ${url}`] }));
-      if (!ctx.state.principal.groups.includes(PUSH_DATA_GROUP)) return send(ctx, answer({ result: 'not authorised', ...empty, errorCount: 1, errors: [] }));
-      if (!api.enabled) return send(ctx, answer({ result: 'error', ...empty, errorCount: 1, errors: [`API is disabled: ${url}`] }, api.response));
-      const body = await readRawBody(ctx, bodyLimit);
-      const metadata = metadataOf(ctx);
       const key = ctx.get('Idempotency-Key');
-      if (!key) return send(ctx, answer(await pushData(deps, caches, models, metadata, api.control, body), api.response));
-      if (!IDEMPOTENCY_KEY.test(key)) throw badRequest('Idempotency-Key must be 1-255 printable ASCII characters', 'svc:api:bad-idempotency-key');
-      const response = await onceByKey(deps, metadata, `push-data:${url}`, key, body, async () => answer(await pushData(deps, caches, models, metadata, api.control, body), api.response));
+      const response = await pushToApi(
+        deps,
+        caches,
+        models,
+        {
+          url: ctx.params.url!,
+          principalGroups: ctx.state.principal.groups,
+          body: () => readRawBody(ctx, bodyLimit),
+          metadata: metadataOf(ctx),
+          ...(key ? { idempotencyKey: key } : {}),
+        },
+        pushResponse,
+      );
       if (response.replayed) ctx.set('Idempotent-Replayed', 'true');
       send(ctx, response);
     },
