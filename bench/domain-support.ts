@@ -20,7 +20,7 @@ import type { StreamAppend } from '../src/events/event-store.ts';
 import { SqliteEventStore } from '../src/events/adapters/sqlite-event-store.ts';
 import { applySqlitePragmas } from '../src/drivers/sqlite.ts';
 import { objectStream } from '../src/domain/objects/events.ts';
-import { decideCreate } from '../src/domain/objects/object.ts';
+import { objectDecider } from '../src/domain/objects/object.ts';
 import type { Attributes, AttributeValue } from '../src/domain/objects/values.ts';
 import { configFile } from '../src/config/paths.ts';
 import { loadSchema } from '../src/app/load-schema.ts';
@@ -395,7 +395,7 @@ export const generateHistory = async (plan: HistoryPlan, dir: string, seed = 42)
   const peoplePlanned = plan.objects - plan.faculties - plan.departments - plan.projects;
 
   const create = (typeCode: string, attributes: Record<string, AttributeValue[]>, ref: string): StreamAppend => {
-    const [event] = decideCreate(null, { ref, attributes: { 'dc:attribute:type': [typeRef(typeCode)], ...attributes } as Attributes, labels: ['svc:label:common'] }, schema);
+    const [event] = objectDecider(schema).decide({ type: 'CreateObject', ref, attributes: { 'dc:attribute:type': [typeRef(typeCode)], ...attributes } as Attributes, labels: ['svc:label:common'] }, null);
     count(`create ${typeCode}`);
     return { stream: objectStream(ref), events: [{ type: event!.type, data: event!.data }] };
   };

@@ -2,13 +2,10 @@ import { Readable } from 'node:stream';
 import type { BlobSource, BlobStore } from '../blobs/blob-store.ts';
 import {
   DEFAULT_MIME_TYPE,
-  decideChangeTags,
-  decideStoreFile,
-  evolveFile,
+  fileDecider,
   filenameProblem,
   fileId,
   fileStream,
-  type FileEvent,
   type FileProperties,
   type StoredFile,
   type TagChanges,
@@ -17,7 +14,7 @@ import { extractProperties, type ExtractedProperties } from '../blobs/properties
 import { FILES, type FileDoc } from '../projections/read-models.ts';
 import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
-import { loadAggregate, runCommand } from './appending/run-command.ts';
+import { loadState, runCommand } from './appending/run-command.ts';
 
 export interface StoreFileInput {
   readonly source: BlobSource;
@@ -59,15 +56,15 @@ export const storeFile = async (deps: CommandDeps, blobs: BlobStore, metadata: E
   const blob = await blobs.put(input.source, input.limit === undefined ? {} : { limit: input.limit });
   const stream = fileStream(blob.digest, blob.size);
 
-  const existing = await loadAggregate<StoredFile, FileEvent>(deps.events, deps.decode, stream, evolveFile);
+  const existing = await loadState(deps, stream, fileDecider);
   if (existing.state) return { file: await visibleFile(deps, existing.state), created: false };
 
   const extracted = await extractProperties(() => blobs.get(blob), mimeType, blob.size, {
     onUnreadable: (reason) => deps.logger.info({ digest: blob.digest, mimeType, reason }, 'file stored without properties: content unreadable as its type'),
   });
   const properties = await storeThumbnail(blobs, extracted);
-  const command = { digest: blob.digest, fileSize: blob.size, mimeType, filename: input.filename, properties };
-  const result = await runCommand<StoredFile, FileEvent>(deps, stream, evolveFile, (state) => decideStoreFile(state, command), metadata);
+  const command = { type: 'StoreFile', digest: blob.digest, fileSize: blob.size, mimeType, filename: input.filename, properties } as const;
+  const result = await runCommand(deps, stream, fileDecider, command, metadata);
   await waitUntilVisible(deps, result.position);
   return { file: await visibleFile(deps, result.state!), created: result.appended > 0 };
 };
@@ -78,7 +75,7 @@ export const changeFileTags = async (
   metadata: EventMetadata,
   command: { readonly digest: string; readonly fileSize: number; readonly changes: TagChanges },
 ): Promise<StoredFile> => {
-  const result = await runCommand<StoredFile, FileEvent>(deps, fileStream(command.digest, command.fileSize), evolveFile, (state) => decideChangeTags(state, command), metadata);
+  const result = await runCommand(deps, fileStream(command.digest, command.fileSize), fileDecider, { ...command, type: 'ChangeFileTags' }, metadata);
   await waitUntilVisible(deps, result.position);
   return visibleFile(deps, result.state!);
 };

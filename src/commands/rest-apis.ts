@@ -1,8 +1,8 @@
 import type { ControlFile } from '../domain/control-file.ts';
 import { REST_APIS, type RestApiDoc } from '../projections/read-models.ts';
-import { REST_API_URL, decideChange, decideDefine, evolveRestApi, restApiStream, type ResponseFormat } from '../domain/rest-apis.ts';
+import { REST_API_URL, restApiDecider, restApiStream, type ResponseFormat } from '../domain/rest-apis.ts';
 import { groupStream } from '../domain/users/events.ts';
-import { decideCreateGroup, evolveGroup } from '../domain/users/users.ts';
+import { groupDecider } from '../domain/users/users.ts';
 import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
 import { runCommand } from './appending/run-command.ts';
@@ -42,7 +42,7 @@ export const defineRestApi = async (
 ): Promise<RestApiDoc> => {
   if (!REST_API_URL.test(command.url)) throw new DomainError('invalid', 'svc:rest-api:invalid-url', 'url: must match ^[a-z0-9-]+$ (lower-case letters, digits and hyphens)');
   if (!command.description.trim()) throw new DomainError('invalid', 'svc:rest-api:invalid-description', 'description: is required');
-  const result = await runCommand(deps, restApiStream(command.url), evolveRestApi, (s) => decideDefine(s, { type: 'RestApiDefined', data: command }), metadata);
+  const result = await runCommand(deps, restApiStream(command.url), restApiDecider, { ...command, type: 'DefineRestApi' }, metadata);
   await waitUntilVisible(deps, result.position);
   return { ...result.state!, id: command.url };
 };
@@ -54,7 +54,7 @@ export const changeRestApi = async (
   command: { description?: string; enabled?: boolean; response?: ResponseFormat; control?: ControlFile },
 ): Promise<RestApiDoc> => {
   if (command.description !== undefined && !command.description.trim()) throw new DomainError('invalid', 'svc:rest-api:invalid-description', 'description: must not be empty');
-  const result = await runCommand(deps, restApiStream(url), evolveRestApi, (s) => decideChange(s, { url, ...command }), metadata);
+  const result = await runCommand(deps, restApiStream(url), restApiDecider, { ...command, type: 'ChangeRestApi', url }, metadata);
   await waitUntilVisible(deps, result.position);
   return { ...result.state!, id: url };
 };
@@ -66,8 +66,8 @@ export const issuePushDataKey = async (deps: CommandDeps, metadata: EventMetadat
   const group = await runCommand(
     deps,
     groupStream(PUSH_DATA_GROUP),
-    evolveGroup,
-    (s) => (s ? [] : decideCreateGroup(null, { code: PUSH_DATA_GROUP, title: 'REST API data import', readAll: false, readLabels: [] })),
+    groupDecider,
+    { type: 'EnsureGroup', code: PUSH_DATA_GROUP, title: 'REST API data import', readAll: false, readLabels: [] },
     metadata,
   );
   await waitUntilVisible(deps, group.position);

@@ -1,28 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { objectStream } from '../domain/objects/events.ts';
-import { decideCreate } from '../domain/objects/object.ts';
+import { objectDecider } from '../domain/objects/object.ts';
 import { newRef } from './new-ref.ts';
 import type { PersonName } from '../domain/objects/values.ts';
 import { GROUPS, USERS, type GroupDoc } from '../projections/read-models.ts';
 import { TITLE } from '../domain/schema.ts';
 import { apiKeyStream, groupStream, userStream } from '../domain/users/events.ts';
-import {
-  GROUP_CODE,
-  USERNAME,
-  decideChangeUser,
-  decideCreateGroup,
-  decideCreateUser,
-  decideIssueApiKey,
-  decideRevokeApiKey,
-  evolveApiKey,
-  evolveGroup,
-  evolveUser,
-} from '../domain/users/users.ts';
+import { GROUP_CODE, USERNAME, apiKeyDecider, groupDecider, userDecider } from '../domain/users/users.ts';
 import { readablePersonName } from '../projections/readable.ts';
 import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
 import { defaultLabels } from './objects.ts';
-import { loadAggregate, runCommand, toNewEvents } from './appending/run-command.ts';
+import { loadState, runCommand, toNewEvents } from './appending/run-command.ts';
 import { typeValue } from './object-input.ts';
 
 const PERSON_TYPE = 'svc:type:person';
@@ -50,16 +39,16 @@ export const createUser = async (
   if (!USERNAME.test(username)) throw invalid('username: 1-64 characters of a-z, 0-9, . _ @ - (lower case, starting with a letter or digit)');
   const groups = command.groups ?? [];
   await checkGroups(deps, groups);
-  const existing = await loadAggregate(deps.events, deps.decode, userStream(username), evolveUser);
+  const existing = await loadState(deps, userStream(username), userDecider);
   const ref = newRef();
-  const userEvents = decideCreateUser(existing.state, { username, ...(command.email ? { email: command.email } : {}), profileRef: ref, groups });
+  const userEvents = userDecider.decide({ type: 'CreateUser', username, ...(command.email ? { email: command.email } : {}), profileRef: ref, groups }, existing.state);
   const attributes = {
     [TITLE]: [{ type: 'text' as const, value: readablePersonName(command.name) }],
     ...withType(deps),
     ...(deps.schema.attributes.has(NAME_ATTRIBUTE) ? { [NAME_ATTRIBUTE]: [{ type: 'person-name' as const, value: command.name }] } : {}),
     ...(command.email && deps.schema.attributes.has(EMAIL_ATTRIBUTE) ? { [EMAIL_ATTRIBUTE]: [{ type: 'email-address' as const, value: command.email }] } : {}),
   };
-  const profileEvents = decideCreate(null, { ref, attributes, labels: defaultLabels(deps, undefined) }, deps.schema);
+  const profileEvents = objectDecider(deps.schema).decide({ type: 'CreateObject', ref, attributes, labels: defaultLabels(deps, undefined) }, null);
   const [, user] = await deps.events.appendMany([
     { stream: objectStream(ref), events: toNewEvents(profileEvents, metadata), expectedRevision: 'no_stream' },
     { stream: userStream(username), events: toNewEvents(userEvents, metadata), expectedRevision: 'no_stream' },
@@ -72,7 +61,7 @@ const withType = (deps: CommandDeps) => ({ 'dc:attribute:type': [typeValue(deps,
 
 /** A user for machines (no profile object), created on first use; returns its username. */
 export const ensureServiceUser = async (deps: CommandDeps, metadata: EventMetadata, username: string): Promise<string> => {
-  const result = await runCommand(deps, userStream(username), evolveUser, (s) => (s ? [] : decideCreateUser(null, { username, groups: [], service: true })), metadata);
+  const result = await runCommand(deps, userStream(username), userDecider, { type: 'EnsureServiceUser', username }, metadata);
   await waitUntilVisible(deps, result.position);
   return username;
 };
@@ -84,7 +73,7 @@ export const changeUser = async (
   command: { email?: string; active?: boolean; groups?: readonly string[] },
 ) => {
   if (command.groups) await checkGroups(deps, command.groups);
-  const result = await runCommand(deps, userStream(username), evolveUser, (s) => decideChangeUser(s, { username, ...command }), metadata);
+  const result = await runCommand(deps, userStream(username), userDecider, { ...command, type: 'ChangeUser', username }, metadata);
   await waitUntilVisible(deps, result.position);
   return result.state!;
 };
@@ -98,7 +87,7 @@ export const createGroup = async (
   const unknown = (command.readLabels ?? []).filter((l) => !deps.schema.labels.has(l));
   if (unknown.length) throw invalid(`readLabels: unknown label ${unknown.join(', ')}`, 'svc:group:invalid');
   const group = { code: command.code, title: command.title, readAll: command.readAll ?? false, readLabels: command.readLabels ?? [] };
-  const result = await runCommand(deps, groupStream(group.code), evolveGroup, (s) => decideCreateGroup(s, group), metadata);
+  const result = await runCommand(deps, groupStream(group.code), groupDecider, { ...group, type: 'CreateGroup' }, metadata);
   await waitUntilVisible(deps, result.position);
   return result.state!;
 };
@@ -123,13 +112,13 @@ export const issueApiKey = async (
   if (!user) throw new DomainError('not-found', 'svc:user:no-such-user', `User ${username} does not exist`);
   const id = newRef();
   const key = newKey();
-  const issued = { id, username, name: command.name ?? `Key for ${username}`, path, lookup: key.slice(0, KEY_LOOKUP_LENGTH), hash: hashKey(key) };
-  const result = await runCommand(deps, apiKeyStream(id), evolveApiKey, (s) => decideIssueApiKey(s, issued), metadata);
+  const issue = { type: 'IssueApiKey', id, username, name: command.name ?? `Key for ${username}`, path, lookup: key.slice(0, KEY_LOOKUP_LENGTH), hash: hashKey(key) } as const;
+  const result = await runCommand(deps, apiKeyStream(id), apiKeyDecider, issue, metadata);
   await waitUntilVisible(deps, result.position);
   return { id, key, path };
 };
 
 export const revokeApiKey = async (deps: CommandDeps, metadata: EventMetadata, id: string): Promise<void> => {
-  const result = await runCommand(deps, apiKeyStream(id), evolveApiKey, (s) => decideRevokeApiKey(s, id), metadata);
+  const result = await runCommand(deps, apiKeyStream(id), apiKeyDecider, { type: 'RevokeApiKey', id }, metadata);
   await waitUntilVisible(deps, result.position);
 };

@@ -1,6 +1,6 @@
 import { newRef } from './new-ref.ts';
 import { OBJECTS } from '../projections/read-models.ts';
-import { STATE, WORK_TYPE, decideCreateWorkUnit, decideTransition, evolveWorkUnit, workUnitStream } from '../domain/work-units.ts';
+import { STATE, WORK_TYPE, workUnitDecider, workUnitStream } from '../domain/work-units.ts';
 import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
 import { runCommand } from './appending/run-command.ts';
@@ -20,12 +20,8 @@ export const createWorkUnit = async (
   const result = await runCommand(
     deps,
     workUnitStream(id),
-    evolveWorkUnit,
-    (s) =>
-      decideCreateWorkUnit(s, {
-        type: 'WorkUnitCreated',
-        data: { id, ref, workType: command.workType, state: command.state, deadline: command.deadline ?? null, data: command.data ?? {}, tags: command.tags ?? {} },
-      }),
+    workUnitDecider,
+    { type: 'CreateWorkUnit', id, ref, workType: command.workType, state: command.state, deadline: command.deadline ?? null, data: command.data ?? {}, tags: command.tags ?? {} },
     metadata,
   );
   await waitUntilVisible(deps, result.position);
@@ -34,7 +30,7 @@ export const createWorkUnit = async (
 
 export const transitionWorkUnit = async (deps: CommandDeps, metadata: EventMetadata, id: string, command: { state: string; closed?: boolean }) => {
   if (!STATE.test(command.state)) throw invalid('state: 1-64 characters of a-z, 0-9, _ and -');
-  const result = await runCommand(deps, workUnitStream(id), evolveWorkUnit, (s) => decideTransition(s, { id, ...command }), metadata);
+  const result = await runCommand(deps, workUnitStream(id), workUnitDecider, { ...command, type: 'TransitionWorkUnit', id }, metadata);
   await waitUntilVisible(deps, result.position);
   return result.state!;
 };

@@ -6,23 +6,27 @@ import type { RecordedEvent } from '../../src/events/event-store.ts';
 import { domainCodecs } from '../../src/events/codecs.ts';
 import { FilesConfigError, loadFilesConfig } from '../../src/config/files-config.ts';
 import {
-  decideChangeTags,
-  decideStoreFile,
   evolveFile,
+  fileDecider,
   filenameProblem,
   fileStream,
   mediaTypeOf,
+  MAX_TAG_NAME_LENGTH,
+  type FileCommand,
   type FileEvent,
   type StoredFile,
 } from '../../src/domain/files/files.ts';
 import { decideRange, ifRangeAllows, noneMatch } from '../../src/http/byte-range.ts';
 import { contentDisposition } from '../../src/http/content-disposition.ts';
+import { deciderSpec } from '../support/decider-spec.ts';
 
 const test = suite('files: domain, codecs, ranges, disposition, config');
 
 const D = 'cd'.repeat(32);
 const AT = new Date('2026-01-02T03:04:05.678Z');
 const store = { digest: D, fileSize: 10, mimeType: 'image/png', filename: 'a.png', properties: { dimensions: { width: 1, height: 2, units: 'px' } } };
+const decideStoreFile = (state: StoredFile | null, command: Omit<FileCommand & { type: 'StoreFile' }, 'type'>) => fileDecider.decide({ type: 'StoreFile', ...command }, state);
+const decideChangeTags = (state: StoredFile | null, command: Omit<FileCommand & { type: 'ChangeFileTags' }, 'type'>) => fileDecider.decide({ type: 'ChangeFileTags', ...command }, state);
 
 const thrown = (fn: () => unknown): DomainError => {
   try {
@@ -76,6 +80,32 @@ test('the codecs accept the events as decided and refuse malformed ones', () => 
   assert.equal(decode<FileEvent>(recorded('FileTagsChanged', tags)).data, tags);
   assert.throws(() => decode(recorded('FileStored', { ...store, fileSize: '10' })), (e: unknown) => e instanceof EventDecodeError);
   assert.throws(() => decode(recorded('FileTagsChanged', { ...tags, tags: { a: 1 } })), (e: unknown) => e instanceof EventDecodeError);
+});
+
+const spec = deciderSpec(fileDecider);
+const stored: FileEvent = { type: 'FileStored', data: store };
+const tagged = (tags: Record<string, string | null>): FileEvent => ({ type: 'FileTagsChanged', data: { digest: D, fileSize: 10, tags } });
+const changeTags = (changes: Record<string, string | null>): FileCommand => ({ type: 'ChangeFileTags', digest: D, fileSize: 10, changes });
+
+test('decider StoreFile: records the file; the same bytes again record nothing (the first name and type stand)', () => {
+  spec.given([]).when({ type: 'StoreFile', ...store }).then([stored]);
+  spec.given([stored]).when({ type: 'StoreFile', ...store, filename: 'b.png', mimeType: 'image/webp' }).thenNothing();
+});
+
+test('decider ChangeFileTags: records the effective changes only; none, nothing', () => {
+  spec.given([stored]).when(changeTags({ a: '1', gone: null })).then([tagged({ a: '1' })]);
+  spec.given([stored, tagged({ a: '1', b: '2' })]).when(changeTags({ a: null, b: '2', c: '3' })).then([tagged({ a: null, c: '3' })]);
+  spec.given([stored, tagged({ a: '1' })]).when(changeTags({ a: '1', zz: null })).thenNothing();
+  spec.given([stored]).when(changeTags({})).thenNothing();
+});
+
+test('decider ChangeFileTags: refused for a missing file and for bad tag names', () => {
+  spec.given([]).when(changeTags({ a: '1' })).thenThrows('svc:api-v0:file:no-such-file', { reason: 'not-found', message: `File ${D} with size 10 does not exist` });
+  const bad = { reason: 'invalid', message: `Tag names must be 1 to ${MAX_TAG_NAME_LENGTH} characters without control characters` } as const;
+  spec.given([stored]).when(changeTags({ '': 'x' })).thenThrows('svc:api-v0:file:bad-tags', bad);
+  spec.given([stored]).when(changeTags({ ['t'.repeat(MAX_TAG_NAME_LENGTH + 1)]: 'x' })).thenThrows('svc:api-v0:file:bad-tags', bad);
+  spec.given([stored]).when(changeTags({ ok: '1', 'a\u0007b': null })).thenThrows('svc:api-v0:file:bad-tags', bad);
+  spec.given([stored]).when(changeTags({ ['t'.repeat(MAX_TAG_NAME_LENGTH)]: 'x' })).then([tagged({ ['t'.repeat(MAX_TAG_NAME_LENGTH)]: 'x' })]);
 });
 
 test('filenames: required, at most 255 characters, no control characters, slashes or dot names', () => {

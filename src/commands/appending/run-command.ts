@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { EventDecoder } from '../../events/decode.ts';
 import { domainCodecs } from '../../events/codecs.ts';
+import type { Decider, DomainEvent } from '../../domain/decider.ts';
 import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent } from '../../events/event-store.ts';
 
-export interface DomainEvent {
-  readonly type: string;
-  readonly data: unknown;
-}
+export type { DomainEvent };
 
 export type Evolve<S, E extends DomainEvent> = (state: S | null, event: E, recordedAt: Date) => S;
 
@@ -16,26 +14,41 @@ export interface Aggregate<S> {
   readonly revision: number;
 }
 
-/**
- * Folds a stream into its state. With `from` (a state already folded up to `from.revision`), only
- * the events after that revision are read: events are immutable and revisions dense, so the result
- * is the same as folding the whole stream.
- */
-export const loadAggregate = async <S, E extends DomainEvent>(
+/** Folds the events of a stream after `from.revision` onto `from.state`. */
+const fold = async <S, E extends DomainEvent>(
   events: EventStore,
   decode: EventDecoder,
   stream: string,
-  evolve: Evolve<S, E>,
-  from?: Aggregate<S>,
-): Promise<Aggregate<S>> => {
-  let state: S | null = from && from.revision >= 0 ? from.state : null;
-  let revision = from && from.revision >= 0 ? from.revision : -1;
+  evolve: (state: S, event: E, recordedAt: Date) => S,
+  from: { readonly state: S; readonly revision: number },
+): Promise<{ state: S; revision: number }> => {
+  let { state, revision } = from;
   for await (const recorded of events.readStream(stream, revision >= 0 ? { fromRevision: revision + 1 } : {})) {
     state = evolve(state, decode<E>(recorded), recorded.recordedAt);
     revision = recorded.revision;
   }
   return { state, revision };
 };
+
+/**
+ * Folds a stream into its state. With `from` (a state already folded up to `from.revision`), only
+ * the events after that revision are read: events are immutable and revisions dense, so the result
+ * is the same as folding the whole stream.
+ */
+export const loadAggregate = <S, E extends DomainEvent>(
+  events: EventStore,
+  decode: EventDecoder,
+  stream: string,
+  evolve: Evolve<S, E>,
+  from?: Aggregate<S>,
+): Promise<Aggregate<S>> => fold<S | null, E>(events, decode, stream, evolve, from && from.revision >= 0 ? from : { state: null, revision: -1 });
+
+/** A stream's state as a decider folds it, and the revision of its last event (-1 when the stream does not exist). */
+export const loadState = <C, S, E extends DomainEvent>(
+  deps: { events: EventStore; decode: EventDecoder },
+  stream: string,
+  decider: Decider<C, S, E>,
+): Promise<{ state: S; revision: number }> => fold(deps.events, deps.decode, stream, decider.evolve, { state: decider.initialState, revision: -1 });
 
 /** New events with ids, the request's metadata and the current schema version of each type. */
 export const toNewEvents = (produced: readonly DomainEvent[], metadata: EventMetadata): NewEvent[] =>
@@ -46,7 +59,7 @@ export const toNewEvents = (produced: readonly DomainEvent[], metadata: EventMet
 
 export interface CommandResult<S> {
   /** State after the command (the loaded state when nothing changed). */
-  readonly state: S | null;
+  readonly state: S;
   readonly appended: number;
   /** Global position of the last appended event; undefined when nothing was appended. */
   readonly position?: number;
@@ -56,22 +69,22 @@ export interface CommandResult<S> {
  * Load, decide, append with the loaded revision as the expected one. A concurrent writer makes
  * the append fail; the command is then decided again on fresh state.
  */
-export const runCommand = async <S, E extends DomainEvent>(
+export const runCommand = async <C, S, E extends DomainEvent>(
   deps: { events: EventStore; decode: EventDecoder },
   stream: string,
-  evolve: Evolve<S, E>,
-  decide: (state: S | null) => readonly E[],
+  decider: Decider<C, S, E>,
+  command: C,
   metadata: EventMetadata,
   attempts = 5,
 ): Promise<CommandResult<S>> => {
   for (let attempt = 1; ; attempt++) {
-    const { state, revision } = await loadAggregate(deps.events, deps.decode, stream, evolve);
-    const produced = decide(state);
+    const { state, revision } = await loadState(deps, stream, decider);
+    const produced = decider.decide(command, state);
     if (produced.length === 0) return { state, appended: 0 };
     try {
       const result = await deps.events.append(stream, toNewEvents(produced, metadata), revision < 0 ? 'no_stream' : revision);
       const now = new Date();
-      return { state: produced.reduce<S | null>((s, e) => evolve(s, e, now), state), appended: produced.length, position: result.position };
+      return { state: produced.reduce((s, e) => decider.evolve(s, e, now), state), appended: produced.length, position: result.position };
     } catch (e) {
       if (!(e instanceof WrongExpectedRevisionError) || attempt >= attempts) throw e;
     }

@@ -1,11 +1,11 @@
-import { objectStream, type ObjectEvent } from '../../domain/objects/events.ts';
-import { decideCreate, decideSetAttributes } from '../../domain/objects/object.ts';
+import { objectStream, type DependentClaimEvent, type ObjectEvent } from '../../domain/objects/events.ts';
+import { objectDecider } from '../../domain/objects/object.ts';
 import type { AttributeValue } from '../../domain/objects/values.ts';
 import { TITLE, TYPE, type Schema } from '../../domain/schema.ts';
 import type { ExpectedRevision } from '../../events/event-store.ts';
 import type { DomainEvent } from '../appending/run-command.ts';
 import { userStream } from '../../domain/users/events.ts';
-import { USERNAME, decideChangeUser, decideCreateUser, type User } from '../../domain/users/users.ts';
+import { USERNAME, userDecider, type User } from '../../domain/users/users.ts';
 import type { ModelDef } from '../../domain/model.ts';
 import type { DictionaryTarget, ObjectTarget, Target } from './targets.ts';
 
@@ -57,20 +57,21 @@ const withTypeAndLink = (host: CommitHost, target: ObjectTarget): Record<string,
 
 const commitObject = (host: CommitHost, target: ObjectTarget): { appends: PlannedAppend[]; action?: SaveAction } => {
   const attributes = withTypeAndLink(host, target);
-  let events: ObjectEvent[];
+  let events: readonly ObjectEvent[];
   try {
+    const decider = objectDecider(host.schema);
     events = target.loaded
-      ? decideSetAttributes(target.loaded, attributes, host.schema)
-      : decideCreate(null, { ref: target.ref, attributes, labels: host.labels }, host.schema);
+      ? decider.decide({ type: 'SetObjectAttributes', ref: target.ref, attributes }, target.loaded)
+      : decider.decide({ type: 'CreateObject', ref: target.ref, attributes, labels: host.labels }, null);
   } catch (e) {
     throw new CommitError(`${(e as Error).message} in object ${target.destination}`);
   }
   if (events.length === 0) return { appends: [] };
   const appends: PlannedAppend[] = [{ stream: objectStream(target.ref), events, expectedRevision: expected(target.revision) }];
   if (target.claim && target.parentLink) {
-    const claimed: DomainEvent = {
+    const claimed: DependentClaimEvent = {
       type: 'DependentObjectClaimed',
-      data: { parent: target.parentLink.ref, attribute: target.parentLink.attribute, objectType: events[0]!.type === 'ObjectCreated' ? (events[0]!.data as { objectType: string }).objectType : '', ref: target.ref },
+      data: { parent: target.parentLink.ref, attribute: target.parentLink.attribute, objectType: events[0]!.type === 'ObjectCreated' ? events[0]!.data.objectType : '', ref: target.ref },
     };
     appends.push({ stream: target.claim.stream, events: [claimed], expectedRevision: expected(target.claim.revision) });
   }
@@ -88,9 +89,9 @@ const commitUser = async (host: CommitHost, user: DictionaryTarget, profile: Obj
   const tagValues = tags ? Object.fromEntries(Object.entries(tags.values).flatMap(([k, v]) => (v === undefined || v === null ? [] : [[k, String(v)]]))) : undefined;
   const email = text(user.values.email);
   const { state, revision } = await host.loadUser(username);
-  const events: DomainEvent[] = state
-    ? decideChangeUser(state, { username, ...(email ? { email } : {}), groups, ...(tagValues ? { tags: tagValues } : {}) })
-    : decideCreateUser(null, { username, ...(email ? { email } : {}), ...(profile ? { profileRef: profile.ref } : {}), groups, ...(tagValues ? { tags: tagValues } : {}) });
+  const events = state
+    ? userDecider.decide({ type: 'ChangeUser', username, ...(email ? { email } : {}), groups, ...(tagValues ? { tags: tagValues } : {}) }, state)
+    : userDecider.decide({ type: 'CreateUser', username, ...(email ? { email } : {}), ...(profile ? { profileRef: profile.ref } : {}), groups, ...(tagValues ? { tags: tagValues } : {}) }, null);
   return events.length ? [{ stream: userStream(username), events, expectedRevision: expected(revision) }] : [];
 };
 

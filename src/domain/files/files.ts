@@ -4,6 +4,10 @@
  * file is (name, type, extracted properties) and carry its tags.
  */
 import { DomainError } from '../errors.ts';
+import type { Decider } from '../decider.ts';
+import type { FileEvent, FileProperties, TagChanges } from './events.ts';
+
+export { FILE_EVENT_TYPES, type Dimensions, type FileEvent, type FileProperties, type TagChanges, type Thumbnail } from './events.ts';
 
 /** A SHA-256 digest as the API shows it: 64 lower-case hexadecimal characters. */
 export const DIGEST = /^[0-9a-f]{64}$/;
@@ -12,28 +16,6 @@ export const FILE_SIZE = /^(0|[1-9][0-9]{0,15})$/;
 
 export const MAX_FILENAME_LENGTH = 255;
 export const MAX_TAG_NAME_LENGTH = 256;
-
-export interface Dimensions {
-  readonly width: number;
-  readonly height: number;
-  /** `px` for images, `pt` for PDF pages. */
-  readonly units: string;
-}
-
-/** The thumbnail is a blob of its own; its digest and size are kept but not shown by the API. */
-export interface Thumbnail {
-  readonly width: number;
-  readonly height: number;
-  readonly mimeType: string;
-  readonly digest: string;
-  readonly fileSize: number;
-}
-
-export interface FileProperties {
-  readonly dimensions?: Dimensions;
-  readonly numberOfPages?: number;
-  readonly thumbnail?: Thumbnail;
-}
 
 export interface StoredFile {
   readonly digest: string;
@@ -45,27 +27,6 @@ export interface StoredFile {
   readonly properties: FileProperties;
   readonly tags: Readonly<Record<string, string>>;
 }
-
-/** A change of tags: a string sets the tag, null deletes it. */
-export type TagChanges = Readonly<Record<string, string | null>>;
-
-export type FileEvent =
-  | {
-      readonly type: 'FileStored';
-      readonly data: {
-        readonly digest: string;
-        readonly fileSize: number;
-        readonly mimeType: string;
-        readonly filename: string;
-        readonly properties: FileProperties;
-      };
-    }
-  | {
-      readonly type: 'FileTagsChanged';
-      readonly data: { readonly digest: string; readonly fileSize: number; readonly tags: TagChanges };
-    };
-
-export const FILE_EVENT_TYPES = ['FileStored', 'FileTagsChanged'] as const;
 
 export const fileStream = (digest: string, fileSize: number) => `file-${digest}-${fileSize}`;
 /** Read-model id of a file: digest and size together identify it. */
@@ -97,35 +58,44 @@ export const evolveFile = (state: StoredFile | null, event: FileEvent, recordedA
   return { ...state, tags: applyTagChanges(state.tags, event.data.tags) };
 };
 
-export interface StoreFileCommand {
-  readonly digest: string;
-  readonly fileSize: number;
-  readonly mimeType: string;
-  readonly filename: string;
-  readonly properties: FileProperties;
-}
-
-/** Storing bytes that are already stored records nothing: the first name and type stand. */
-export const decideStoreFile = (state: StoredFile | null, command: StoreFileCommand): FileEvent[] =>
-  state ? [] : [{ type: 'FileStored', data: { ...command } }];
-
 export const validTagName = (name: string) => name.length > 0 && name.length <= MAX_TAG_NAME_LENGTH && !/[\u0000-\u001f\u007f]/.test(name);
 
-/** Only the changes that change something are recorded; no change, no event. */
-export const decideChangeTags = (
-  state: StoredFile | null,
-  command: { readonly digest: string; readonly fileSize: number; readonly changes: TagChanges },
-): FileEvent[] => {
-  if (!state) throw noSuchFile(command.digest, command.fileSize);
-  const bad = Object.keys(command.changes).filter((name) => !validTagName(name));
-  if (bad.length > 0) {
-    throw new DomainError('invalid', 'svc:api-v0:file:bad-tags', `Tag names must be 1 to ${MAX_TAG_NAME_LENGTH} characters without control characters`);
-  }
-  const effective = Object.fromEntries(
-    Object.entries(command.changes).filter(([name, value]) => (value === null ? name in state.tags : state.tags[name] !== value)),
-  );
-  if (Object.keys(effective).length === 0) return [];
-  return [{ type: 'FileTagsChanged', data: { digest: command.digest, fileSize: command.fileSize, tags: effective } }];
+export type FileCommand =
+  /** Storing bytes that are already stored records nothing: the first name and type stand. */
+  | {
+      readonly type: 'StoreFile';
+      readonly digest: string;
+      readonly fileSize: number;
+      readonly mimeType: string;
+      readonly filename: string;
+      readonly properties: FileProperties;
+    }
+  /** Only the changes that change something are recorded; no change, no event. */
+  | { readonly type: 'ChangeFileTags'; readonly digest: string; readonly fileSize: number; readonly changes: TagChanges };
+
+export const fileDecider: Decider<FileCommand, StoredFile | null, FileEvent> = {
+  initialState: null,
+  evolve: evolveFile,
+  decide(command, state) {
+    switch (command.type) {
+      case 'StoreFile': {
+        const { type: _, ...data } = command;
+        return state ? [] : [{ type: 'FileStored', data }];
+      }
+      case 'ChangeFileTags': {
+        if (!state) throw noSuchFile(command.digest, command.fileSize);
+        const bad = Object.keys(command.changes).filter((name) => !validTagName(name));
+        if (bad.length > 0) {
+          throw new DomainError('invalid', 'svc:api-v0:file:bad-tags', `Tag names must be 1 to ${MAX_TAG_NAME_LENGTH} characters without control characters`);
+        }
+        const effective = Object.fromEntries(
+          Object.entries(command.changes).filter(([name, value]) => (value === null ? name in state.tags : state.tags[name] !== value)),
+        );
+        if (Object.keys(effective).length === 0) return [];
+        return [{ type: 'FileTagsChanged', data: { digest: command.digest, fileSize: command.fileSize, tags: effective } }];
+      }
+    }
+  },
 };
 
 /** Why a filename is refused, or undefined when it is acceptable. */

@@ -1,5 +1,6 @@
 import { TYPE, type Schema } from '../schema.ts';
 import { DomainError } from '../errors.ts';
+import type { Decider } from '../decider.ts';
 import type { ObjectEvent } from './events.ts';
 import { sameValues, type Attributes, type AttributeValue } from './values.ts';
 
@@ -116,11 +117,35 @@ const checkAttributes = (schema: Schema, objectType: string, attributes: Attribu
   }
 };
 
-export const decideCreate = (
-  state: StoreObject | null,
-  command: { ref: string; attributes: Attributes; labels: readonly string[] },
-  schema: Schema,
-): ObjectEvent[] => {
+const noSuchObject = (ref: string) => new DomainError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
+
+const requireLive = (state: ObjectState | null, ref: string): ObjectState => {
+  if (!state) throw noSuchObject(ref);
+  if (state.deleted) throw new DomainError('conflict', 'svc:object:deleted', `Object ${ref} is deleted; undelete it first`);
+  return state;
+};
+
+const checkLabels = (schema: Schema, labels: readonly string[]) => {
+  for (const label of labels) {
+    if (!schema.labels.has(label)) throw new DomainError('invalid', 'svc:object:unknown-label', `labels: unknown label ${label}`);
+  }
+};
+
+export interface LabelChanges {
+  readonly add?: readonly string[];
+  readonly remove?: readonly string[];
+}
+
+export type ObjectCommand =
+  | { readonly type: 'CreateObject'; readonly ref: string; readonly attributes: Attributes; readonly labels: readonly string[] }
+  /** One save: attribute changes and label changes together make one new version (or none when nothing changes). */
+  | { readonly type: 'ChangeObject'; readonly ref: string; readonly changes?: readonly AttributeChange[]; readonly labels?: LabelChanges }
+  /** Saves a complete new attribute map (as a data import does after editing a copy); the import decides which objects it edits. */
+  | { readonly type: 'SetObjectAttributes'; readonly ref: string; readonly attributes: Attributes }
+  | { readonly type: 'DeleteObject'; readonly ref: string }
+  | { readonly type: 'UndeleteObject'; readonly ref: string };
+
+const create = (schema: Schema, state: ObjectState | null, command: { ref: string; attributes: Attributes; labels: readonly string[] }): ObjectEvent[] => {
   if (state) throw new DomainError('conflict', 'svc:object:exists', `Object ${command.ref} already exists`);
   const objectType = typeOfAttributes(command.attributes, schema);
   if (!objectType) throw new DomainError('invalid', 'svc:object:no-type', `attributes.${TYPE}: an object needs a type`);
@@ -129,26 +154,8 @@ export const decideCreate = (
   return [{ type: 'ObjectCreated', data: { ref: command.ref, objectType, attributes: command.attributes, labels: [...new Set(command.labels)] } }];
 };
 
-const requireLive = (state: StoreObject | null, ref: string): StoreObject => {
-  if (!state) throw new DomainError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
-  if (state.deleted) throw new DomainError('conflict', 'svc:object:deleted', `Object ${ref} is deleted; undelete it first`);
-  return state;
-};
-
-/** Applies the changes; emits nothing when the result equals the stored values. */
-export const decideChangeAttributes = (
-  state: StoreObject | null,
-  command: { ref: string; changes: readonly AttributeChange[] },
-  schema: Schema,
-): ObjectEvent[] => {
-  const current = requireLive(state, command.ref);
-  const after: Record<string, readonly AttributeValue[]> = { ...current.attributes };
-  for (const change of command.changes) after[change.attribute] = applyChange(after[change.attribute] ?? [], change);
-  return decideSetAttributes(current, after, schema);
-};
-
-/** Saves a complete new attribute map (as a data import does after editing a copy). */
-export const decideSetAttributes = (state: ObjectState, after: Attributes, schema: Schema): ObjectEvent[] => {
+/** Emits nothing when the result equals the stored values. */
+const setAttributes = (schema: Schema, state: ObjectState, after: Attributes): ObjectEvent[] => {
   const objectType = typeOfAttributes(after, schema);
   if (!objectType) throw new DomainError('invalid', 'svc:object:no-type', `attributes.${TYPE}: an object needs a type`);
   checkAttributes(schema, objectType, after);
@@ -165,31 +172,58 @@ export const decideSetAttributes = (state: ObjectState, after: Attributes, schem
   ];
 };
 
-const checkLabels = (schema: Schema, labels: readonly string[]) => {
-  for (const label of labels) {
-    if (!schema.labels.has(label)) throw new DomainError('invalid', 'svc:object:unknown-label', `labels: unknown label ${label}`);
-  }
+const changeAttributes = (schema: Schema, state: ObjectState | null, ref: string, changes: readonly AttributeChange[]): ObjectEvent[] => {
+  const current = requireLive(state, ref);
+  const after: Record<string, readonly AttributeValue[]> = { ...current.attributes };
+  for (const change of changes) after[change.attribute] = applyChange(after[change.attribute] ?? [], change);
+  return setAttributes(schema, current, after);
 };
 
-export const decideChangeLabels = (
-  state: StoreObject | null,
-  command: { ref: string; add?: readonly string[]; remove?: readonly string[] },
-  schema: Schema,
-): ObjectEvent[] => {
-  const current = requireLive(state, command.ref);
+const changeLabels = (schema: Schema, state: ObjectState | null, ref: string, command: LabelChanges): ObjectEvent[] => {
+  const current = requireLive(state, ref);
   checkLabels(schema, [...(command.add ?? []), ...(command.remove ?? [])]);
   const labels = [...new Set([...current.labels, ...(command.add ?? [])])].filter((l) => !(command.remove ?? []).includes(l));
   const same = labels.length === current.labels.length && labels.every((l) => current.labels.includes(l));
-  return same ? [] : [{ type: 'ObjectLabelsChanged', data: { ref: command.ref, labels } }];
+  return same ? [] : [{ type: 'ObjectLabelsChanged', data: { ref, labels } }];
 };
 
-export const decideDelete = (state: StoreObject | null, ref: string): ObjectEvent[] => {
-  if (!state) throw new DomainError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
-  return state.deleted ? [] : [{ type: 'ObjectDeleted', data: { ref } }];
+const change = (schema: Schema, state: ObjectState | null, command: ObjectCommand & { type: 'ChangeObject' }): ObjectEvent[] => {
+  const { ref } = command;
+  if (!state) throw noSuchObject(ref);
+  const events = command.changes?.length ? changeAttributes(schema, state, ref, command.changes) : [];
+  const afterChanges = events.reduce<ObjectState>((s, e) => evolveObjectState(s, e), state);
+  const labels = command.labels ? changeLabels(schema, afterChanges, ref, command.labels) : [];
+  // One request is one save: a label change joins the attribute change rather than adding a version.
+  const [changed] = events;
+  const [relabelled] = labels;
+  if (changed?.type === 'ObjectAttributesChanged' && relabelled?.type === 'ObjectLabelsChanged') {
+    return [{ ...changed, data: { ...changed.data, labels: relabelled.data.labels } }];
+  }
+  return [...events, ...labels];
 };
 
-export const decideUndelete = (state: StoreObject | null, ref: string): ObjectEvent[] => {
-  if (!state) throw new DomainError('not-found', 'svc:object:no-such-object', `Object ${ref} does not exist`);
-  return state.deleted ? [{ type: 'ObjectUndeleted', data: { ref } }] : [];
-};
-
+/**
+ * The decider of store objects under a schema. Its state has no dates (deciding needs none), so
+ * push-data's kept states and the admin commands fold the same way.
+ */
+export const objectDecider = (schema: Schema): Decider<ObjectCommand, ObjectState | null, ObjectEvent> => ({
+  initialState: null,
+  evolve: evolveObjectState,
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateObject':
+        return create(schema, state, command);
+      case 'ChangeObject':
+        return change(schema, state, command);
+      case 'SetObjectAttributes':
+        if (!state) throw noSuchObject(command.ref);
+        return setAttributes(schema, state, command.attributes);
+      case 'DeleteObject':
+        if (!state) throw noSuchObject(command.ref);
+        return state.deleted ? [] : [{ type: 'ObjectDeleted', data: { ref: command.ref } }];
+      case 'UndeleteObject':
+        if (!state) throw noSuchObject(command.ref);
+        return state.deleted ? [{ type: 'ObjectUndeleted', data: { ref: command.ref } }] : [];
+    }
+  },
+});

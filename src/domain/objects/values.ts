@@ -1,104 +1,94 @@
+import * as t from 'io-ts';
+import { props, readonlyArrayOf, readonlyOf } from '../decider.ts';
 import { stableJson } from '../stable-json.ts';
-import type { ValueType } from '../schema.ts';
 
 /**
  * Attribute values as stored in events and read models. Derived fields (link titles, `readable`
- * forms, file URLs) are not stored: they are computed when an object is serialised.
+ * forms, file URLs) are not stored: they are computed when an object is serialised. Each shape is
+ * declared once, as the codec that checks it when events are read back; the types derive from them.
  */
-export type TextLikeType =
-  | 'text'
-  | 'text-paragraph'
-  | 'text-multiline'
-  | 'email-address'
-  | 'url'
-  | 'isbn'
-  | 'uuid'
-  | 'postcode'
-  | 'configuration-name';
-
-export const TEXT_LIKE: readonly TextLikeType[] = [
-  'text',
-  'text-paragraph',
-  'text-multiline',
-  'email-address',
-  'url',
-  'isbn',
-  'uuid',
-  'postcode',
-  'configuration-name',
-];
+const TextLike = t.keyof({
+  text: null,
+  'text-paragraph': null,
+  'text-multiline': null,
+  'email-address': null,
+  url: null,
+  isbn: null,
+  uuid: null,
+  postcode: null,
+  'configuration-name': null,
+});
+export type TextLikeType = t.TypeOf<typeof TextLike>;
+export const TEXT_LIKE = Object.keys(TextLike.keys) as readonly TextLikeType[];
 
 /** Haplo's precisions: century, decade, year, month, day, hour, minute. */
-export type Precision = 'C' | 'D' | 'Y' | 'M' | 'd' | 'h' | 'm';
+const PrecisionCodec = t.keyof({ C: null, D: null, Y: null, M: null, d: null, h: null, m: null });
+export type Precision = t.TypeOf<typeof PrecisionCodec>;
 
-export interface PersonName {
-  readonly title?: string;
-  readonly first?: string;
-  readonly middle?: string;
-  readonly last?: string;
-  readonly suffix?: string;
-  readonly culture: 'western' | 'western_list' | 'eastern';
-}
+const PersonNameCodec = props(
+  { culture: t.keyof({ western: null, western_list: null, eastern: null }) },
+  { title: t.string, first: t.string, middle: t.string, last: t.string, suffix: t.string },
+);
+export type PersonName = t.TypeOf<typeof PersonNameCodec>;
 
-export interface PostalAddress {
-  readonly street1?: string;
-  readonly street2?: string;
-  readonly city?: string;
-  readonly county?: string;
-  readonly postcode?: string;
-  /** ISO 3166-1 alpha-2, upper case. */
-  readonly country: string;
-}
+const PostalAddressCodec = props(
+  {
+    /** ISO 3166-1 alpha-2, upper case. */
+    country: t.string,
+  },
+  { street1: t.string, street2: t.string, city: t.string, county: t.string, postcode: t.string },
+);
+export type PostalAddress = t.TypeOf<typeof PostalAddressCodec>;
 
-export interface TelephoneNumber {
-  /** ISO 3166-1 alpha-2 of the number's country, when known. */
-  readonly country?: string;
-  /** E.164 when the number could be parsed, else the digits as given. */
-  readonly number: string;
-  readonly extension?: string;
-}
+const TelephoneNumberCodec = props(
+  {
+    /** E.164 when the number could be parsed, else the digits as given. */
+    number: t.string,
+  },
+  {
+    /** ISO 3166-1 alpha-2 of the number's country, when known. */
+    country: t.string,
+    extension: t.string,
+  },
+);
+export type TelephoneNumber = t.TypeOf<typeof TelephoneNumberCodec>;
 
 /**
  * Marks a value of a member attribute as part of an attribute group instance (haplo-behaviour.md
  * §5.4): `desc` is the group attribute's API code; the values with the same `desc` and `groupId`
  * in one object form one instance of the group.
  */
-export interface GroupExtension {
-  readonly desc: string;
-  readonly groupId: number;
-}
+const GroupExtensionCodec = readonlyOf(t.type({ desc: t.string, groupId: t.number }));
+export type GroupExtension = t.TypeOf<typeof GroupExtensionCodec>;
 
-interface Qualified {
-  /** Qualifier API code; absent = unqualified. */
-  readonly qualifier?: string;
-  /** Present when the value belongs to an attribute group instance. */
-  readonly extension?: GroupExtension;
-}
+const Qualified = readonlyOf(
+  t.partial({
+    /** Qualifier API code; absent = unqualified. */
+    qualifier: t.string,
+    /** Present when the value belongs to an attribute group instance. */
+    extension: GroupExtensionCodec,
+  }),
+);
 
-export type AttributeValue = Qualified &
-  (
-    | { readonly type: TextLikeType; readonly value: string }
-    | { readonly type: 'integer' | 'number'; readonly value: number }
-    | {
-        readonly type: 'datetime';
-        readonly start: string;
-        readonly end: string;
-        readonly precision: Precision;
-        readonly specifiedAsRange: boolean;
-        readonly timezone?: string;
-      }
-    | { readonly type: 'link'; readonly ref: string }
-    | { readonly type: 'telephone-number'; readonly value: TelephoneNumber }
-    | { readonly type: 'person-name'; readonly value: PersonName }
-    | { readonly type: 'postal-address'; readonly value: PostalAddress }
-    | { readonly type: 'json'; readonly value: unknown }
-    | { readonly type: 'file'; readonly digest: string; readonly fileSize: number; readonly mimeType: string; readonly filename: string }
-  );
-
-export type ValueOf<T extends ValueType> = Extract<AttributeValue, { type: T }>;
+export const AttributeValueCodec = t.intersection([
+  Qualified,
+  t.union([
+    readonlyOf(t.type({ type: TextLike, value: t.string })),
+    readonlyOf(t.type({ type: t.keyof({ integer: null, number: null }), value: t.number })),
+    props({ type: t.literal('datetime'), start: t.string, end: t.string, precision: PrecisionCodec, specifiedAsRange: t.boolean }, { timezone: t.string }),
+    readonlyOf(t.type({ type: t.literal('link'), ref: t.string })),
+    readonlyOf(t.type({ type: t.literal('telephone-number'), value: TelephoneNumberCodec })),
+    readonlyOf(t.type({ type: t.literal('person-name'), value: PersonNameCodec })),
+    readonlyOf(t.type({ type: t.literal('postal-address'), value: PostalAddressCodec })),
+    readonlyOf(t.type({ type: t.literal('json'), value: t.unknown })),
+    readonlyOf(t.type({ type: t.literal('file'), digest: t.string, fileSize: t.number, mimeType: t.string, filename: t.string })),
+  ]),
+]);
+export type AttributeValue = t.TypeOf<typeof AttributeValueCodec>;
 
 /** Attribute values of an object, keyed by attribute API code, each list in order. */
-export type Attributes = Readonly<Record<string, readonly AttributeValue[]>>;
+export const AttributesCodec = readonlyOf(t.record(t.string, readonlyArrayOf(AttributeValueCodec)));
+export type Attributes = t.TypeOf<typeof AttributesCodec>;
 
 /** Structural equality, independent of key order: "unchanged saves emit nothing" depends on it. */
 export const sameValues = (a: readonly AttributeValue[] | undefined, b: readonly AttributeValue[] | undefined): boolean => sameJson(a ?? [], b ?? []);

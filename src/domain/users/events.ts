@@ -1,60 +1,60 @@
-/** Domain events of users (`user-<username>`), groups (`group-<code>`) and API keys (`apikey-<id>`). */
-export type UserEvent =
-  | {
-      readonly type: 'UserCreated';
-      readonly data: {
-        readonly username: string;
-        readonly email?: string;
-        /** Ref of the person object that represents the user. */
-        readonly profileRef?: string;
-        readonly groups: readonly string[];
-        /** Service users exist for machines (e.g. push-data access); they have no profile. */
-        readonly service: boolean;
-        readonly tags?: Readonly<Record<string, string>>;
-      };
-    }
-  | {
-      readonly type: 'UserChanged';
-      readonly data: {
-        readonly username: string;
-        readonly email?: string;
-        readonly active?: boolean;
-        readonly groups?: readonly string[];
-        readonly tags?: Readonly<Record<string, string>>;
-      };
-    };
+import * as t from 'io-ts';
+import { eventTypes, props, readonlyArrayOf, readonlyOf, type EventOf } from '../decider.ts';
 
-export type GroupEvent =
-  | {
-      readonly type: 'GroupCreated';
-      readonly data: { readonly code: string; readonly title: string; readonly readAll: boolean; readonly readLabels: readonly string[] };
-    }
-  | {
-      readonly type: 'GroupChanged';
-      readonly data: { readonly code: string; readonly title?: string; readonly readAll?: boolean; readonly readLabels?: readonly string[] };
-    };
+const names = readonlyArrayOf(t.string);
+const tags = readonlyOf(t.record(t.string, t.string));
 
-export type ApiKeyEvent =
-  | {
-      readonly type: 'ApiKeyIssued';
-      readonly data: {
-        readonly id: string;
-        readonly username: string;
-        readonly name: string;
-        /** `/prefix` or `=/exact/path`. */
-        readonly path: string;
-        /** First 16 characters of the key, for lookup. */
-        readonly lookup: string;
-        /** SHA-256 (hex) of the whole key; the key itself is never stored. */
-        readonly hash: string;
-      };
-    }
-  | { readonly type: 'ApiKeyRevoked'; readonly data: { readonly id: string } };
+/** Data codecs of the events of users (stream `user-<username>`). */
+export const userEventCodecs = {
+  UserCreated: props(
+    {
+      username: t.string,
+      groups: names,
+      /** Service users exist for machines (e.g. push-data access); they have no profile. */
+      service: t.boolean,
+    },
+    {
+      email: t.string,
+      /** Ref of the person object that represents the user. */
+      profileRef: t.string,
+      tags,
+    },
+  ),
+  UserChanged: props({ username: t.string }, { email: t.string, active: t.boolean, groups: names, tags }),
+};
+
+/** Data codecs of the events of groups (stream `group-<code>`). */
+export const groupEventCodecs = {
+  GroupCreated: readonlyOf(t.type({ code: t.string, title: t.string, readAll: t.boolean, readLabels: names })),
+  GroupChanged: props({ code: t.string }, { title: t.string, readAll: t.boolean, readLabels: names }),
+};
+
+/** Data codecs of the events of API keys (stream `apikey-<id>`). */
+export const apiKeyEventCodecs = {
+  ApiKeyIssued: readonlyOf(
+    t.type({
+      id: t.string,
+      username: t.string,
+      name: t.string,
+      /** `/prefix` or `=/exact/path`. */
+      path: t.string,
+      /** First 16 characters of the key, for lookup. */
+      lookup: t.string,
+      /** SHA-256 (hex) of the whole key; the key itself is never stored. */
+      hash: t.string,
+    }),
+  ),
+  ApiKeyRevoked: readonlyOf(t.type({ id: t.string })),
+};
+
+export type UserEvent = EventOf<typeof userEventCodecs>;
+export type GroupEvent = EventOf<typeof groupEventCodecs>;
+export type ApiKeyEvent = EventOf<typeof apiKeyEventCodecs>;
 
 export const userStream = (username: string) => `user-${username}`;
 export const groupStream = (code: string) => `group-${code}`;
 export const apiKeyStream = (id: string) => `apikey-${id}`;
 
-export const USER_EVENT_TYPES = ['UserCreated', 'UserChanged'] as const;
-export const GROUP_EVENT_TYPES = ['GroupCreated', 'GroupChanged'] as const;
-export const API_KEY_EVENT_TYPES = ['ApiKeyIssued', 'ApiKeyRevoked'] as const;
+export const USER_EVENT_TYPES = eventTypes(userEventCodecs);
+export const GROUP_EVENT_TYPES = eventTypes(groupEventCodecs);
+export const API_KEY_EVENT_TYPES = eventTypes(apiKeyEventCodecs);

@@ -1,4 +1,5 @@
 import { DomainError } from '../errors.ts';
+import type { Decider } from '../decider.ts';
 import type { ApiKeyEvent, GroupEvent, UserEvent } from './events.ts';
 
 export type User = {
@@ -51,10 +52,28 @@ export const evolveApiKey = (state: ApiKey | null, event: ApiKeyEvent, recordedA
   return { ...state, revoked: true };
 };
 
-export const decideCreateUser = (
-  state: User | null,
-  command: { username: string; email?: string; profileRef?: string; groups: readonly string[]; service?: boolean; tags?: Readonly<Record<string, string>> },
-): UserEvent[] => {
+export type UserCommand =
+  | {
+      readonly type: 'CreateUser';
+      readonly username: string;
+      readonly email?: string;
+      readonly profileRef?: string;
+      readonly groups: readonly string[];
+      readonly service?: boolean;
+      readonly tags?: Readonly<Record<string, string>>;
+    }
+  /** A user for machines (no profile, no groups), created on first use: nothing happens when the user exists. */
+  | { readonly type: 'EnsureServiceUser'; readonly username: string }
+  | {
+      readonly type: 'ChangeUser';
+      readonly username: string;
+      readonly email?: string;
+      readonly active?: boolean;
+      readonly groups?: readonly string[];
+      readonly tags?: Readonly<Record<string, string>>;
+    };
+
+const createUser = (state: User | null, command: UserCommand & { type: 'CreateUser' }): UserEvent[] => {
   if (state) throw new DomainError('conflict', 'svc:user:exists', `User ${command.username} already exists`);
   return [
     {
@@ -71,10 +90,7 @@ export const decideCreateUser = (
   ];
 };
 
-export const decideChangeUser = (
-  state: User | null,
-  command: { username: string; email?: string; active?: boolean; groups?: readonly string[]; tags?: Readonly<Record<string, string>> },
-): UserEvent[] => {
+const changeUser = (state: User | null, command: UserCommand & { type: 'ChangeUser' }): UserEvent[] => {
   if (!state) throw new DomainError('not-found', 'svc:user:no-such-user', `User ${command.username} does not exist`);
   const changes: { email?: string; active?: boolean; groups?: readonly string[]; tags?: Readonly<Record<string, string>> } = {};
   if (command.tags !== undefined && JSON.stringify(command.tags) !== JSON.stringify(state.tags ?? {})) changes.tags = command.tags;
@@ -87,19 +103,73 @@ export const decideChangeUser = (
   return Object.keys(changes).length ? [{ type: 'UserChanged', data: { username: command.username, ...changes } }] : [];
 };
 
-export const decideCreateGroup = (state: Group | null, command: Group): GroupEvent[] => {
-  if (state) throw new DomainError('conflict', 'svc:group:exists', `Group ${command.code} already exists`);
-  return [{ type: 'GroupCreated', data: { ...command, readLabels: [...new Set(command.readLabels)] } }];
+export const userDecider: Decider<UserCommand, User | null, UserEvent> = {
+  initialState: null,
+  evolve: evolveUser,
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateUser':
+        return createUser(state, command);
+      case 'EnsureServiceUser':
+        return state ? [] : createUser(null, { type: 'CreateUser', username: command.username, groups: [], service: true });
+      case 'ChangeUser':
+        return changeUser(state, command);
+    }
+  },
 };
 
-export const decideIssueApiKey = (state: ApiKey | null, command: Omit<ApiKey, 'revoked' | 'createdAt'>): ApiKeyEvent[] => {
-  if (state) throw new DomainError('conflict', 'svc:api-key:exists', `API key ${command.id} already exists`);
-  return [{ type: 'ApiKeyIssued', data: command }];
+type GroupDefinition = { readonly code: string; readonly title: string; readonly readAll: boolean; readonly readLabels: readonly string[] };
+
+export type GroupCommand =
+  | ({ readonly type: 'CreateGroup' } & GroupDefinition)
+  /** Creates the group unless it exists (whatever its definition then). */
+  | ({ readonly type: 'EnsureGroup' } & GroupDefinition);
+
+const createGroup = (command: GroupDefinition): GroupEvent[] => [
+  { type: 'GroupCreated', data: { code: command.code, title: command.title, readAll: command.readAll, readLabels: [...new Set(command.readLabels)] } },
+];
+
+export const groupDecider: Decider<GroupCommand, Group | null, GroupEvent> = {
+  initialState: null,
+  evolve: evolveGroup,
+  decide(command, state) {
+    switch (command.type) {
+      case 'CreateGroup':
+        if (state) throw new DomainError('conflict', 'svc:group:exists', `Group ${command.code} already exists`);
+        return createGroup(command);
+      case 'EnsureGroup':
+        return state ? [] : createGroup(command);
+    }
+  },
 };
 
-export const decideRevokeApiKey = (state: ApiKey | null, id: string): ApiKeyEvent[] => {
-  if (!state) throw new DomainError('not-found', 'svc:api-key:no-such-key', `API key ${id} does not exist`);
-  return state.revoked ? [] : [{ type: 'ApiKeyRevoked', data: { id } }];
+export type ApiKeyCommand =
+  | {
+      readonly type: 'IssueApiKey';
+      readonly id: string;
+      readonly username: string;
+      readonly name: string;
+      readonly path: string;
+      readonly lookup: string;
+      readonly hash: string;
+    }
+  | { readonly type: 'RevokeApiKey'; readonly id: string };
+
+export const apiKeyDecider: Decider<ApiKeyCommand, ApiKey | null, ApiKeyEvent> = {
+  initialState: null,
+  evolve: evolveApiKey,
+  decide(command, state) {
+    switch (command.type) {
+      case 'IssueApiKey': {
+        if (state) throw new DomainError('conflict', 'svc:api-key:exists', `API key ${command.id} already exists`);
+        const { id, username, name, path, lookup, hash } = command;
+        return [{ type: 'ApiKeyIssued', data: { id, username, name, path, lookup, hash } }];
+      }
+      case 'RevokeApiKey':
+        if (!state) throw new DomainError('not-found', 'svc:api-key:no-such-key', `API key ${command.id} does not exist`);
+        return state.revoked ? [] : [{ type: 'ApiKeyRevoked', data: { id: command.id } }];
+    }
+  },
 };
 
 /**
