@@ -1,4 +1,4 @@
-import { createStoreHelpers, type StoreHelpers } from '../commands/appending/stream-states.ts';
+import { createStoreHelpers } from '../commands/appending/stream-states.ts';
 import { createPushCaches, type PushCaches } from '../commands/push-data/push-data.ts';
 import type { EventDecoder } from '../events/decode.ts';
 import type { EventStore } from '../events/event-store.ts';
@@ -6,17 +6,16 @@ import type { ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import type { VersionedProjections } from '../projections/versioned-cache.ts';
 import { createObjectQueryCaches, type ObjectQueryCaches } from '../queries/object-api.ts';
 import { PrincipalCache } from '../http/middleware/api-key-auth.ts';
+import { SessionStore } from '../http/admin-ui/sessions.ts';
 
 /**
  * The in-memory state of one service besides its engines: caches of what requests derive from the
- * read models and the log, and the command side's kept stream states. Made once at start-up and
- * handed to the commands and queries that use them, so two services in one process (tests,
- * benchmarks) never share any.
+ * read models and the log, the command side's group commit and kept stream states, admin sessions.
+ * Made once at start-up and handed to the commands, queries and routers that use them, so two
+ * services in one process (tests, benchmarks) never share any.
  */
 export interface ServiceCaches {
-  /** The group commit and log watch of the event store, shared by the commands that append to it. */
-  readonly appending: StoreHelpers;
-  /** REST API definitions, profile refs and folded stream states of push-data requests. */
+  /** REST API definitions, profile refs and folded stream states of push-data requests (over the event store's group commit). */
   readonly push: PushCaches;
   /** Fold states parsed from reporting snapshots, for answers "as at" a past instant. */
   readonly parsedSnapshots: ParsedSnapshots;
@@ -24,6 +23,8 @@ export interface ServiceCaches {
   readonly objects: ObjectQueryCaches;
   /** What API keys resolve to (user, groups, access). */
   readonly principals: PrincipalCache;
+  /** Sessions of the admin interface (signed in with the admin token). */
+  readonly sessions: SessionStore;
 }
 
 export interface CachedEngines {
@@ -34,12 +35,11 @@ export interface CachedEngines {
 }
 
 export const createCaches = ({ events, runner, decode }: CachedEngines): ServiceCaches => {
-  const appending = createStoreHelpers(events);
   return {
-    appending,
-    push: createPushCaches(runner, appending, decode),
+    push: createPushCaches(runner, createStoreHelpers(events), decode),
     parsedSnapshots: new Map(),
     objects: createObjectQueryCaches(runner),
     principals: PrincipalCache.forProjections(runner),
+    sessions: new SessionStore(),
   };
 };

@@ -66,6 +66,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     push: caches.push,
     objectCaches: caches.objects,
     principals: caches.principals,
+    sessions: caches.sessions,
     blobs,
     signer,
     reporting: {

@@ -33,7 +33,7 @@ import type { PushCaches } from '../commands/push-data/push-data.ts';
 import { reportingRoutes } from './routes/reporting.ts';
 import type { ReportingDeps } from '../queries/reporting-api.ts';
 import { adminUiRoutes } from './admin-ui/routes.ts';
-import { SessionStore } from './admin-ui/sessions.ts';
+import type { SessionStore } from './admin-ui/sessions.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { DownloadSigner } from '../blobs/signed-urls.ts';
 import { adminFileRoutes } from './routes/admin-files.ts';
@@ -56,6 +56,8 @@ export interface AppDeps {
   readonly objectCaches: ObjectQueryCaches;
   /** API keys' principals, shared by the routers that take API keys (made at start-up). */
   readonly principals: PrincipalCache;
+  /** Sessions of the admin interface, which the admin API's authentication also accepts (made at start-up). */
+  readonly sessions: SessionStore;
   readonly reporting: ReportingDeps;
   readonly blobs: BlobStore;
   readonly signer: DownloadSigner;
@@ -75,9 +77,7 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
   // Errors are answered by handleErrors; koa's own handler would print stacks for expected ones.
   app.silent = true;
 
-  // Sessions of the admin interface, which the admin API's authentication also accepts.
-  const sessions = new SessionStore();
-  const admin = adminAuth(deps.adminToken, { sessions });
+  const admin = adminAuth(deps.adminToken, { sessions: deps.sessions });
   const adminBody = jsonBody(deps.config.bodyLimitBytes);
   const commands: CommandDeps = {
     events: deps.events,
@@ -106,7 +106,7 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     { prefix: /^\/api\/v0-object/i, routers: [objectApiRoutes(queries, deps.reads, deps.throttle, principals)] },
     { prefix: /^\/api\/push-data/i, routers: [pushDataRoutes(commands, deps.push, deps.models, deps.throttle, deps.config.bodyLimitBytes, principals)] },
     { prefix: /^\/api\/reporting\/v0/i, routers: [reportingRoutes(deps.reporting, deps.reads, deps.throttle, principals)] },
-    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands, sessions })] },
+    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands })] },
     {
       prefix: /^\/api\/v0-file/i,
       routers: [
