@@ -229,12 +229,11 @@ test('a change to an attribute no fact reads changes nothing the fold keeps', as
   await model.thenDocs(names.rows, [phdRow()]);
 });
 
-// Fails: a row depends only on the objects its facts link to directly (linkedTargets), although a
-// nested `linked` fact reads one more step (the department's faculty). Renaming the faculty leaves
-// the row with the old name until something else recomputes it.
+// A nested `linked` fact reads one more step (the department's faculty): the row depends on both,
+// so renaming the faculty recomputes it. (It failed while rows depended only on direct links.)
 test('a row reading through two links is updated when the far object changes', async () => {
   const nested = projectionSpec(collectionFold(faculties!, schema, decode));
-  const row = (facultyName: string) => ({ id: PHD, values: [PHD, facultyName], labels: [COMMON], linkedTo: [DEPT] });
+  const row = (facultyName: string) => ({ id: PHD, values: [PHD, facultyName], labels: [COMMON], linkedTo: [DEPT, ENG] });
   await nested.given(world).thenDocs(collectionNames('project_faculties').rows, [row('Engineering')]);
   await nested.given([...world, changed(ENG, { [TITLE]: [text('Engineering and Design')] })]).thenDocs(collectionNames('project_faculties').rows, [row('Engineering and Design')]);
 });

@@ -120,14 +120,14 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
     const info = await docs.get<ObjectInfo>(names.objects, ref);
     const old = await docs.get<RowDoc>(names.rows, ref);
     const live = info && !info.deleted && isRowType(info);
-    const linkedTo = live ? linkedTargets(collection, info) : [];
+    const known = live ? await prefetch(info, docs) : undefined;
+    const linkedTo = known ? linkedTargets(collection, info!, (r) => known.get(r)) : [];
     for (const t of old?.linkedTo ?? []) if (!linkedTo.includes(t)) await setDependents(docs, t, ref, false);
     for (const t of linkedTo) if (!old?.linkedTo.includes(t)) await setDependents(docs, t, ref, true);
-    if (!live) {
+    if (!live || !known) {
       if (old) docs.delete(names.rows, ref);
       return;
     }
-    const known = await prefetch(info, docs);
     const row: RowDoc = { id: ref, values: rowValues(collection, info, (r) => known.get(r), schema), labels: info.labels, linkedTo };
     // A row changes only when a fact (or its labels) changes.
     if (!old || JSON.stringify(old.values) !== JSON.stringify(row.values) || JSON.stringify(old.labels) !== JSON.stringify(row.labels) || JSON.stringify(old.linkedTo) !== JSON.stringify(linkedTo)) {

@@ -21,13 +21,22 @@ export const attributesRead = (collection: CollectionDef): Set<string> => {
   return codes;
 };
 
-/** Refs of other objects a row's facts read through `linked`: the row must be recomputed when they change. */
-export const linkedTargets = (collection: CollectionDef, object: ObjectInfo): string[] => {
+/**
+ * Refs of other objects a row's facts read through `linked`, along the whole chain (a fact may
+ * follow a link from a linked object): the row must be recomputed when any of them changes.
+ */
+export const linkedTargets = (collection: CollectionDef, object: ObjectInfo, lookup: Lookup): string[] => {
   const refs = new Set<string>();
-  for (const f of collection.facts) {
-    const s = f.source;
-    if ('attribute' in s && s.linked) for (const v of values(object, s)) if (v.type === 'link') refs.add(v.ref);
-  }
+  const follow = (s: FactSource, from: ObjectInfo) => {
+    if (!('attribute' in s) || !s.linked) return;
+    // The first link is the one `derive` reads.
+    const first = values(from, s).find((v) => v.type === 'link');
+    if (!first || first.type !== 'link') return;
+    refs.add(first.ref);
+    const target = lookup(first.ref);
+    if (target) follow(s.linked, target);
+  };
+  for (const f of collection.facts) follow(f.source, object);
   return [...refs];
 };
 
