@@ -70,6 +70,13 @@ export interface ReadStore {
    */
   swapIn(renames: readonly (readonly [from: string, to: string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Adds `by` to the number `field` (a top-level field) of document `id` and returns the document
+   * after the change; a missing document is created from `init` with `field` set to `by`. Atomic
+   * against concurrent callers in every process sharing the store, so counts shared between
+   * processes (the auth-failure throttle) lose no increments.
+   */
+  increment(collection: string, id: string, field: string, by: number, init?: Readonly<Record<string, unknown>>): Promise<Doc>;
 }
 
 export class CheckpointConflictError extends Error {

@@ -143,5 +143,19 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     assert.not.ok((await ctx.fx.store.listCollections()).includes('model__rebuild'));
   });
 
+  test('increment adds atomically, creating the document from its initial fields; concurrent increments all count', async (ctx) => {
+    await ctx.fx.store.ensureCollection({ name: 'tallies', indexes: ['n', 'until'] });
+    const first = await ctx.fx.store.increment('tallies', 't1', 'n', 1, { client: 'a', until: 100 });
+    assert.equal(first, { id: 't1', client: 'a', until: 100, n: 1 });
+    // The initial fields are used only when the document is created.
+    const second = await ctx.fx.store.increment('tallies', 't1', 'n', 2, { client: 'b', until: 999 });
+    assert.equal(second, { id: 't1', client: 'a', until: 100, n: 3 });
+    const counts = await Promise.all(Array.from({ length: 20 }, () => ctx.fx.store.increment('tallies', 't2', 'n', 1, { until: 5 })));
+    assert.equal(counts.map((d) => d.n).sort((a, b) => Number(a) - Number(b)), Array.from({ length: 20 }, (_, i) => i + 1), 'each increment sees its own count');
+    assert.equal(await ctx.fx.store.get('tallies', 't2'), { id: 't2', until: 5, n: 20 });
+    assert.equal((await ctx.fx.store.find('tallies', { where: { n: { $gte: 3 } } })).map((d) => d.id), ['t1', 't2'], 'the incremented field stays queryable');
+    await ctx.fx.store.dropCollection('tallies');
+  });
+
   return test;
 };

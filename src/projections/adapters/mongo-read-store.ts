@@ -13,6 +13,7 @@ import {
   type Collection,
   type Db,
   type TransactionOptions,
+  type UpdateFilter,
 } from 'mongodb';
 import { connectMongo } from '../../drivers/mongodb.ts';
 import { mongoField, queryFields, toFilter, toSort } from './mongo-query.ts';
@@ -207,6 +208,26 @@ export class MongoReadStore implements ReadStore {
 
   async close(): Promise<void> {
     await this.client.close();
+  }
+
+  async increment(collection: string, id: string, field: string, by: number, init: Readonly<Record<string, unknown>> = {}): Promise<Doc> {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field) || field === 'id') throw new Error(`Invalid field to increment: ${field}`);
+    const { _id, ...insertOnly } = toStored({ ...init, id } as Doc);
+    delete insertOnly[field];
+    // Cast: the driver's typed $inc accepts no field of `unknown` type, which every field of Stored is.
+    const update = { $inc: { [field]: by }, ...(Object.keys(insertOnly).length ? { $setOnInsert: insertOnly } : {}) } as unknown as UpdateFilter<Stored>;
+    const run = () => this.coll(collection).findOneAndUpdate({ _id }, update, { upsert: true, returnDocument: 'after' });
+    let stored: Stored | null;
+    try {
+      stored = await run();
+    } catch (err) {
+      // Two first increments may race on the insert; the server retries most such upserts itself
+      // (an equality match on _id), and otherwise the document now exists, so once more updates it.
+      if (!hasCode(err, DUPLICATE_KEY)) throw err;
+      stored = await run();
+    }
+    if (!stored) throw new Error(`increment of ${collection}/${id} returned no document`);
+    return fromStored(stored);
   }
 
   private async assertDeclared(collection: string, fields: readonly string[]): Promise<void> {

@@ -271,6 +271,16 @@ export class SqliteReadStore implements ReadStore {
   async close(): Promise<void> {
     this.db.close();
   }
+
+  async increment(collection: string, id: string, field: string, by: number, init: Readonly<Record<string, unknown>> = {}): Promise<Doc> {
+    this.declared(collection);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field) || field === 'id') throw new Error(`Invalid field to increment: ${field}`);
+    // One statement: SQLite's write lock makes it atomic across connections and processes.
+    const row = this.stmt(
+      `INSERT INTO "${collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', coalesce(json_extract(doc, '$.${field}'), 0) + ?) RETURNING doc`,
+    ).get(id, JSON.stringify({ ...init, id, [field]: by }), by) as { doc: string };
+    return JSON.parse(row.doc) as Doc;
+  }
 }
 
 export const openSqliteReadStore = (file: string): SqliteReadStore => {
