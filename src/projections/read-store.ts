@@ -38,7 +38,7 @@ export interface Checkpoint {
   readonly position: number;
 }
 
-export interface ReadStore {
+export interface ReadStore extends LeaseStore {
   /** Creates the collection (and its indexes) if missing; idempotent. */
   ensureCollection(spec: CollectionSpec): Promise<void>;
   listCollections(): Promise<string[]>;
@@ -77,6 +77,32 @@ export interface ReadStore {
    * processes (the auth-failure throttle) lose no increments.
    */
   increment(collection: string, id: string, field: string, by: number, init?: Readonly<Record<string, unknown>>): Promise<Doc>;
+}
+
+/**
+ * A named, time-limited claim kept in the read store: one runner per projection across every
+ * process sharing the store holds it and renews it while it runs; a standby takes it over once it
+ * lapses. Times are the store's own clock (MongoDB: the server's), so processes on different
+ * machines agree on when a lease lapses. A lease decides who does the work; correctness still
+ * rests on the checkpoint fence of commitBatch.
+ */
+export interface Lease {
+  readonly name: string;
+  readonly owner: string;
+  /** Milliseconds left before it lapses, by the store's clock. */
+  readonly remainingMs: number;
+}
+
+/** Lease operations of the ReadStore port (see Lease). */
+export interface LeaseStore {
+  /** Takes lease `name` for `ttlMs` if it is free, lapsed or already `owner`'s; false while another owner holds it. */
+  acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Extends `owner`'s lease by `ttlMs` from now; false once it is not `owner`'s (released, or taken over after it lapsed). */
+  renewLease(name: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up if `owner` holds it (a clean stop: a standby takes over at once). */
+  releaseLease(name: string, owner: string): Promise<void>;
+  /** The holder of `name`, or null when it is free or has lapsed. */
+  getLease(name: string): Promise<Lease | null>;
 }
 
 export class CheckpointConflictError extends Error {

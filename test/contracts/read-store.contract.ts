@@ -157,5 +157,59 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     await ctx.fx.store.dropCollection('tallies');
   });
 
+  test('leases: acquired when free, renewed by their owner only, refused to others while held, released', async (ctx) => {
+    const store = ctx.fx.store;
+    assert.is(await store.getLease('lease-a'), null);
+    assert.ok(await store.acquireLease('lease-a', 'one', 10_000));
+    const held = await store.getLease('lease-a');
+    assert.is(held?.owner, 'one');
+    assert.is(held?.name, 'lease-a');
+    assert.ok(held!.remainingMs > 0 && held!.remainingMs <= 10_000, `remaining ${held?.remainingMs}`);
+    assert.not.ok(await store.acquireLease('lease-a', 'two', 10_000), 'held by another');
+    assert.not.ok(await store.renewLease('lease-a', 'two', 10_000), 'only the owner renews');
+    assert.ok(await store.renewLease('lease-a', 'one', 10_000));
+    assert.ok(await store.acquireLease('lease-a', 'one', 10_000), 'acquiring a lease one holds renews it');
+    // Leases are independent of each other.
+    assert.ok(await store.acquireLease('lease-b', 'two', 10_000));
+    await store.releaseLease('lease-a', 'two');
+    assert.is((await store.getLease('lease-a'))?.owner, 'one', 'only the owner releases');
+    await store.releaseLease('lease-a', 'one');
+    assert.is(await store.getLease('lease-a'), null);
+    assert.not.ok(await store.renewLease('lease-a', 'one', 10_000), 'a released lease is not renewed');
+    assert.ok(await store.acquireLease('lease-a', 'two', 10_000), 'a released lease is free at once');
+    await store.releaseLease('lease-a', 'two');
+    await store.releaseLease('lease-b', 'two');
+  });
+
+  test('leases: a lapsed lease is taken over, and its old owner can no longer renew it', async (ctx) => {
+    const store = ctx.fx.store;
+    assert.ok(await store.acquireLease('lease-c', 'old', 50));
+    // Waits past the time to live: lapsing is a lower bound, so this cannot be early.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.is(await store.getLease('lease-c'), null, 'lapsed');
+    assert.ok(await store.acquireLease('lease-c', 'new', 10_000), 'taken over');
+    assert.not.ok(await store.renewLease('lease-c', 'old', 10_000), 'the old owner lost it');
+    assert.is((await store.getLease('lease-c'))?.owner, 'new');
+    // An owner whose lease lapsed but was not taken may still renew it.
+    assert.ok(await store.acquireLease('lease-d', 'slow', 50));
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(await store.renewLease('lease-d', 'slow', 10_000));
+    assert.is((await store.getLease('lease-d'))?.owner, 'slow');
+    await store.releaseLease('lease-c', 'new');
+    await store.releaseLease('lease-d', 'slow');
+  });
+
+  test('leases: of many owners racing for a free lease, exactly one holds it', async (ctx) => {
+    const store = ctx.fx.store;
+    const owners = Array.from({ length: 12 }, (_, i) => `racer-${i}`);
+    const won = await Promise.all(owners.map((o) => store.acquireLease('lease-race', o, 10_000)));
+    assert.is(won.filter(Boolean).length, 1, `winners: ${won.join(',')}`);
+    const winner = owners[won.indexOf(true)]!;
+    assert.is((await store.getLease('lease-race'))?.owner, winner);
+    const renewed = await Promise.all(owners.map((o) => store.renewLease('lease-race', o, 10_000)));
+    assert.equal(renewed.map((r, i) => (r ? owners[i] : null)).filter(Boolean), [winner]);
+    await store.releaseLease('lease-race', winner);
+  });
+
   return test;
 };

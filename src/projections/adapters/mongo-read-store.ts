@@ -16,6 +16,7 @@ import {
   type UpdateFilter,
 } from 'mongodb';
 import { connectMongo } from '../../drivers/mongodb.ts';
+import { MongoLeases } from './mongo-leases.ts';
 import { mongoField, queryFields, toFilter, toSort } from './mongo-query.ts';
 import {
   COLLECTION_NAME,
@@ -25,6 +26,7 @@ import {
   type CollectionSpec,
   type Doc,
   type FindQuery,
+  type Lease,
   type ReadStore,
   type WriteOp,
 } from '../read-store.ts';
@@ -260,6 +262,27 @@ export class MongoReadStore implements ReadStore {
     } finally {
       await session.endSession();
     }
+  }
+
+  private leaseDocs?: MongoLeases;
+  private get leases(): MongoLeases {
+    return (this.leaseDocs ??= new MongoLeases(this.db));
+  }
+
+  acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.leases.acquire(name, owner, ttlMs);
+  }
+
+  renewLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.leases.renew(name, owner, ttlMs);
+  }
+
+  releaseLease(name: string, owner: string): Promise<void> {
+    return this.leases.release(name, owner);
+  }
+
+  getLease(name: string): Promise<Lease | null> {
+    return this.leases.get(name);
   }
 }
 

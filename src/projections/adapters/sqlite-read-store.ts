@@ -9,10 +9,12 @@ import {
   type Doc,
   type FieldCondition,
   type FindQuery,
+  type Lease,
   type ReadStore,
   type WriteOp,
 } from '../read-store.ts';
 import { applySqlitePragmas } from '../../drivers/sqlite.ts';
+import { SqliteLeases } from './sqlite-leases.ts';
 
 const column = (field: string) => (field === 'id' ? 'id' : `"f_${field.replaceAll('.', '__')}"`);
 const indexName = (table: string, field: string) => `"ix_${table}__${field.replaceAll('.', '__')}"`;
@@ -280,6 +282,28 @@ export class SqliteReadStore implements ReadStore {
       `INSERT INTO "${collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', coalesce(json_extract(doc, '$.${field}'), 0) + ?) RETURNING doc`,
     ).get(id, JSON.stringify({ ...init, id, [field]: by }), by) as { doc: string };
     return JSON.parse(row.doc) as Doc;
+  }
+
+  private leaseTable?: SqliteLeases;
+  /** Made on first use, so a store that never takes a lease never creates the table. */
+  private get leases(): SqliteLeases {
+    return (this.leaseTable ??= new SqliteLeases(this.db));
+  }
+
+  async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.leases.acquire(name, owner, ttlMs);
+  }
+
+  async renewLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    return this.leases.renew(name, owner, ttlMs);
+  }
+
+  async releaseLease(name: string, owner: string): Promise<void> {
+    this.leases.release(name, owner);
+  }
+
+  async getLease(name: string): Promise<Lease | null> {
+    return this.leases.get(name);
   }
 }
 
