@@ -1,5 +1,6 @@
 import { DomainError } from '../domain/errors.ts';
 import { InvalidControlFile } from '../commands/rest-apis.ts';
+import { ContentionTimeout } from '../commands/appending/until-committed.ts';
 import { ObjectQueryError } from '../queries/object-api.ts';
 import { UnknownCollectionError } from '../queries/reporting-api.ts';
 
@@ -43,5 +44,7 @@ export const toHttpError = (e: unknown): HttpError | undefined => {
   if (e instanceof DomainError) return new HttpError(COMMAND_STATUS[e.reason], e.kind, e.message);
   if (e instanceof ObjectQueryError) return new HttpError(400, e.kind, e.message);
   if (e instanceof UnknownCollectionError) return new HttpError(404, 'svc:api:reporting:no-such-collection', e.message);
+  // Nothing was written and the request may simply be sent again.
+  if (e instanceof ContentionTimeout) return new HttpError(503, 'svc:api:busy', `${e.message}; nothing was changed, retry later`, { 'Retry-After': '1' });
   return undefined;
 };

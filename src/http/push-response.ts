@@ -1,9 +1,12 @@
-import type { StoredResponse } from '../commands/idempotency.ts';
-import type { PushResult } from '../commands/push-data/push-to-api.ts';
+import type { PushResult, RenderedPush } from '../commands/push-data/push-to-api.ts';
 import type { ResponseFormat } from '../domain/rest-apis.ts';
 
-/** success 200, not authorised 403, failure and error 400 (haplo-behaviour.md §2.2). */
-export const pushStatus = (result: PushResult['result']): number => (result === 'success' ? 200 : result === 'not authorised' ? 403 : 400);
+/**
+ * success 200, not authorised 403, failure and error 400 (haplo-behaviour.md §2.2); 503 for a push
+ * turned away as busy (nothing wrong with the request: it may be sent again).
+ */
+export const pushStatus = (result: PushResult): number =>
+  result.retryAfterSeconds !== undefined ? 503 : result.result === 'success' ? 200 : result.result === 'not authorised' ? 403 : 400;
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g;
@@ -30,5 +33,9 @@ export const renderPushResult = (r: PushResult, format: ResponseFormat): { conte
   return { contentType: 'application/json; charset=utf-8', body: `${JSON.stringify(ordered, null, 4)}\n` };
 };
 
-/** A push result as the response to send: status, content type and body in the API's format. */
-export const pushResponse = (result: PushResult, format: ResponseFormat): StoredResponse => ({ status: pushStatus(result.result), ...renderPushResult(result, format) });
+/** A push result as the response to send: status, content type and body in the API's format (and Retry-After's value when busy). */
+export const pushResponse = (result: PushResult, format: ResponseFormat): RenderedPush => ({
+  status: pushStatus(result),
+  ...renderPushResult(result, format),
+  ...(result.retryAfterSeconds !== undefined ? { retryAfterSeconds: result.retryAfterSeconds } : {}),
+});

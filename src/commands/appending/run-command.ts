@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { EventDecoder } from '../../events/decode.ts';
 import { domainCodecs } from '../../events/codecs.ts';
 import type { Decider, DomainEvent } from '../../domain/decider.ts';
-import { WrongExpectedRevisionError, type EventMetadata, type EventStore, type NewEvent } from '../../events/event-store.ts';
+import type { EventMetadata, EventStore, NewEvent } from '../../events/event-store.ts';
+import type { StreamLocks } from './stream-locks.ts';
+import { untilCommitted } from './until-committed.ts';
 
 export type { DomainEvent };
 
@@ -65,28 +67,37 @@ export interface CommandResult<S> {
   readonly position?: number;
 }
 
+/** What runCommand needs: the log, and how long contention may delay a command (see `untilCommitted`). */
+export interface RunCommandDeps {
+  readonly events: EventStore;
+  readonly decode: EventDecoder;
+  /** SVC_WAIT_TIMEOUT_MS: the time bound of retries after conflicts (5 s when not given). */
+  readonly waitTimeoutMs?: number;
+  /** The process's stream locks: commands on one stream then take turns after a conflict. */
+  readonly locks?: StreamLocks;
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+
 /**
  * Load, decide, append with the loaded revision as the expected one. A concurrent writer makes
- * the append fail; the command is then decided again on fresh state.
+ * the append fail; the command is then decided again on fresh state, in turn with the other
+ * commands on the stream, until the time bound (then ContentionTimeout).
  */
-export const runCommand = async <C, S, E extends DomainEvent>(
-  deps: { events: EventStore; decode: EventDecoder },
+export const runCommand = <C, S, E extends DomainEvent>(
+  deps: RunCommandDeps,
   stream: string,
   decider: Decider<C, S, E>,
   command: C,
   metadata: EventMetadata,
-  attempts = 5,
-): Promise<CommandResult<S>> => {
-  for (let attempt = 1; ; attempt++) {
+): Promise<CommandResult<S>> =>
+  untilCommitted({ timeoutMs: deps.waitTimeoutMs ?? DEFAULT_TIMEOUT_MS, ...(deps.locks ? { locks: deps.locks } : {}) }, async (attempt) => {
+    await attempt.beforeLoad(stream);
     const { state, revision } = await loadState(deps, stream, decider);
     const produced = decider.decide(command, state);
     if (produced.length === 0) return { state, appended: 0 };
-    try {
-      const result = await deps.events.append(stream, toNewEvents(produced, metadata), revision < 0 ? 'no_stream' : revision);
-      const now = new Date();
-      return { state: produced.reduce((s, e) => decider.evolve(s, e, now), state), appended: produced.length, position: result.position };
-    } catch (e) {
-      if (!(e instanceof WrongExpectedRevisionError) || attempt >= attempts) throw e;
-    }
-  }
-};
+    attempt.writes([stream]);
+    const result = await deps.events.append(stream, toNewEvents(produced, metadata), revision < 0 ? 'no_stream' : revision);
+    const now = new Date();
+    return { state: produced.reduce((s, e) => decider.evolve(s, e, now), state), appended: produced.length, position: result.position };
+  });

@@ -1,6 +1,7 @@
 import type { EventDecoder } from '../../events/decode.ts';
 import type { AppendResult, EventStore, NewEvent, RecordedEvent, StreamAppend } from '../../events/event-store.ts';
 import { GroupCommit } from './group-commit.ts';
+import { StreamLocks } from './stream-locks.ts';
 import { loadAggregate, type Aggregate, type DomainEvent } from './run-command.ts';
 
 /** An evolve function that does not depend on recorded times (so this process's own appends can be folded in). */
@@ -155,9 +156,11 @@ export class StreamStates<S, E extends DomainEvent> {
   }
 }
 
-/** The command-side helpers of one event store: its group commit and, where positions are dense, its log watch. */
+/** The command-side helpers of one event store: its group commit, stream locks and, where positions are dense, its log watch. */
 export interface StoreHelpers {
   readonly commits: GroupCommit;
+  /** Commands writing the same streams take turns here after a conflict (see `untilCommitted`). */
+  readonly locks: StreamLocks;
   readonly watch?: LogWatch;
   /** A new holder of kept stream states over this store's watch and group commit: keep it, and its states are kept. */
   streamStates<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E>;
@@ -170,6 +173,7 @@ export const createStoreHelpers = (events: EventStore): StoreHelpers => {
   const commits = new GroupCommit(events, watch ? (appends, results) => watch.appended(appends, results) : undefined);
   return {
     commits,
+    locks: new StreamLocks(),
     ...(watch ? { watch } : {}),
     streamStates<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E> {
       return new StreamStates(events, decode, evolve, watch, commits);

@@ -1,4 +1,4 @@
-import { WrongExpectedRevisionError } from '../../events/event-store.ts';
+import { ContentionTimeout } from '../appending/until-committed.ts';
 import type { Schema } from '../../domain/schema.ts';
 import type { ControlFile, ImportLookups, Instruction } from '../../domain/control-file.ts';
 import { makeConverter, type ConvertContext, type ValueConverter } from './convert.ts';
@@ -29,10 +29,27 @@ export interface BatchPorts extends Omit<TransformationHost, 'schema' | 'model' 
   readonly lookups: ImportLookups;
   /** Appends a record's writes atomically (where the engine can); a stale revision throws WrongExpectedRevisionError. */
   commit(plan: RecordCommit): Promise<number | undefined>;
+  /**
+   * Runs a record's attempt (transform, plan, commit) until its commit lands: again on fresh state
+   * after a conflict, in turn with other commands on the same streams; past the time bound it
+   * throws ContentionTimeout, having written nothing of the record.
+   */
+  untilCommitted<T>(attempt: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * A record could not be committed within the time bound because other writes to its records kept
+ * conflicting: the batch stops there. `result` says what the batch did before (those records stay
+ * committed) and why it stopped; the push answers "busy, retry later".
+ */
+export class BatchBusy extends Error {
+  override readonly name = 'BatchBusy';
+  constructor(readonly result: BatchResult) {
+    super(result.errors.at(-1));
+  }
 }
 
 const MAX_REPORTED = 500;
-const RECORD_ATTEMPTS = 5;
 
 /** Collects errors with Haplo's cap: the 500th becomes a notice, later ones are only counted. */
 class ErrorLog {
@@ -48,7 +65,8 @@ class ErrorLog {
 /**
  * One batch: the body read by the control file's reader, each record transformed and committed
  * on its own (earlier records stay committed when a later one fails). A record whose writes meet
- * a concurrent change is transformed again on fresh state.
+ * a concurrent change is transformed again on fresh state (`BatchPorts.untilCommitted`); one that
+ * cannot commit within the time bound ends the batch with BatchBusy.
  */
 export const runBatch = async (ports: BatchPorts, control: ControlFile, model: ModelDef, body: Buffer): Promise<BatchResult> => {
   const log = new ErrorLog();
@@ -122,6 +140,7 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
     },
   };
 
+  let busy: string | undefined;
   try {
     const spec = control.files.body ?? control.files.DEFAULT;
     if (!spec) throw new Error('No reader specified for the request body (files.DEFAULT)');
@@ -131,33 +150,32 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
     for (const [index, record] of records.entries()) {
       const id = `record ${index}`;
       let attemptErrors: string[] = [];
-      let outcome: { complete: boolean; changed: SaveAction[] } = { complete: false, changed: [] };
-      for (let attempt = 1; attempt <= RECORD_ATTEMPTS; attempt++) {
-        attemptErrors = [];
-        hintedInAttempt = false;
-        underWay = { id, errors: attemptErrors };
-        const t = new Transformation(host, current);
-        await t.run(control.instructions, record);
-        await t.finish();
-        if (!t.complete) {
-          outcome = { complete: false, changed: [] };
-          break;
-        }
-        try {
-          const plan = await planRecordCommit(commitHost, t.targetsToCommit());
-          position = (await ports.commit(plan)) ?? position;
-          for (const a of plan.appends) for (const e of a.events) types.add(e.type);
-          outcome = { complete: true, changed: [...plan.actions] };
-          break;
-        } catch (e) {
-          if (e instanceof WrongExpectedRevisionError && attempt < RECORD_ATTEMPTS) continue;
-          if (e instanceof CommitError) {
+      let outcome: { complete: boolean; changed: SaveAction[] };
+      try {
+        outcome = await ports.untilCommitted(async () => {
+          attemptErrors = [];
+          hintedInAttempt = false;
+          underWay = { id, errors: attemptErrors };
+          const t = new Transformation(host, current);
+          await t.run(control.instructions, record);
+          await t.finish();
+          if (!t.complete) return { complete: false, changed: [] };
+          try {
+            const plan = await planRecordCommit(commitHost, t.targetsToCommit());
+            position = (await ports.commit(plan)) ?? position;
+            for (const a of plan.appends) for (const e of a.events) types.add(e.type);
+            return { complete: true, changed: [...plan.actions] };
+          } catch (e) {
+            if (!(e instanceof CommitError)) throw e;
             attemptErrors.push(`${e.message} (${id})`);
-            outcome = { complete: false, changed: [] };
-            break;
+            return { complete: false, changed: [] };
           }
-          throw e;
-        }
+        });
+      } catch (e) {
+        if (!(e instanceof ContentionTimeout)) throw e;
+        underWay = undefined;
+        busy = `Busy: ${id} could not be committed within ${e.timeoutMs} ms because other writes to the same records kept conflicting; nothing of it was changed, retry later`;
+        break;
       }
       underWay = undefined;
       if (hintedInAttempt) hinted = true;
@@ -170,6 +188,12 @@ export const runBatch = async (ports: BatchPorts, control: ControlFile, model: M
     const errorCount = log.count;
     log.messages.push(`Exception when processing: ${(e as Error).message}`);
     return { result: 'error', applied, failures, errorCount, errors: log.messages, actions, ...(position !== undefined ? { position, types: [...types] } : {}) };
+  }
+  if (busy !== undefined) {
+    // Shaped like an exception's answer (haplo-behaviour.md §2.2): the message last, not counted.
+    const errorCount = log.count;
+    log.messages.push(busy);
+    throw new BatchBusy({ result: 'error', applied, failures, errorCount, errors: log.messages, actions, ...(position !== undefined ? { position, types: [...types] } : {}) });
   }
   return {
     result: failures > 0 ? 'failure' : 'success',

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import { WrongExpectedRevisionError, type AppendResult } from '../../events/event-store.ts';
 import type { ControlFile, ImportLookups } from '../../domain/control-file.ts';
-import type { BatchPorts, BatchResult } from './batch.ts';
-import { runBatch } from './batch.ts';
+import { BatchBusy, runBatch, type BatchPorts, type BatchResult } from './batch.ts';
 import type { DestinationDef, Models } from '../../domain/model.ts';
 import { objectStream, type ObjectEvent } from '../../domain/objects/events.ts';
 import { evolveObjectState, type ObjectState } from '../../domain/objects/object.ts';
@@ -15,6 +14,7 @@ import { collectionVersion, VersionedCache, type VersionedProjections } from '..
 import { toNewEvents } from '../appending/run-command.ts';
 import type { StoreHelpers, StreamStates } from '../appending/stream-states.ts';
 import type { EventDecoder } from '../../events/decode.ts';
+import { untilCommitted, type Attempt } from '../appending/until-committed.ts';
 
 type ClaimEvent = { type: string; data: { ref: string } };
 
@@ -91,16 +91,31 @@ const batchPorts = (deps: CommandDeps, caches: PushCaches, metadata: EventMetada
       return (head ??= store.watch ? store.watch.position() : Promise.resolve(undefined));
     },
   };
+  /** The record attempt under way (records of a batch run one after the other). */
+  let attempt: Attempt | undefined;
+  /** Before a load: waits while another command holds the stream locked (see LockHolder.beforeLoad); no promise when there is nothing to wait for. */
+  const inTurn = (stream: string): Promise<void> | undefined => {
+    const waiting = attempt?.beforeLoad(stream);
+    // The log moved while waiting: the record's later loads look at its head again.
+    return waiting?.then(() => {
+      head = undefined;
+    });
+  };
   return {
     schema: deps.schema,
     lookups: importLookups(deps, caches),
     labels: defaultLabels(deps, undefined),
     async loadObject(ref) {
-      const { state, revision } = await objects.load(objectStream(ref), await log.head());
+      const stream = objectStream(ref);
+      const waiting = inTurn(stream);
+      if (waiting) await waiting;
+      const { state, revision } = await objects.load(stream, await log.head());
       return state ? { state, revision } : null;
     },
     async findDependent(def: DestinationDef, parentRef: string) {
       const stream = dependentStream(caches, parentRef, def.name);
+      const waiting = inTurn(stream);
+      if (waiting) await waiting;
       const claimed = await claims.load(stream, await log.head());
       if (claimed.state !== null) return { ref: claimed.state, claim: { stream, revision: claimed.revision } };
       // Dependents made some other way (admin API, older data): the oldest object of the type linking back.
@@ -113,7 +128,10 @@ const batchPorts = (deps: CommandDeps, caches: PushCaches, metadata: EventMetada
       return (await deps.reads.get<UserDoc>(USERS, username))?.profileRef;
     },
     async loadUser(username) {
-      return users.load(userStream(username), await log.head());
+      const stream = userStream(username);
+      const waiting = inTurn(stream);
+      if (waiting) await waiting;
+      return users.load(stream, await log.head());
     },
     async groupExists(code) {
       return (await deps.reads.get(GROUPS, code)) !== null;
@@ -122,6 +140,7 @@ const batchPorts = (deps: CommandDeps, caches: PushCaches, metadata: EventMetada
       head = undefined;
       if (plan.appends.length === 0) return undefined;
       const appends = plan.appends.map((a) => ({ stream: a.stream, events: toNewEvents(a.events, metadata), expectedRevision: a.expectedRevision }));
+      attempt?.writes(appends.map((a) => a.stream));
       let results: AppendResult[];
       try {
         results = await store.commits.appendMany(appends);
@@ -135,16 +154,36 @@ const batchPorts = (deps: CommandDeps, caches: PushCaches, metadata: EventMetada
       });
       return results[results.length - 1]?.position;
     },
+    async untilCommitted(run) {
+      try {
+        return await untilCommitted({ locks: store.locks, timeoutMs: deps.waitTimeoutMs }, (a) => {
+          attempt = a;
+          return run();
+        });
+      } finally {
+        attempt = undefined;
+      }
+    },
   };
 };
 
-/** Runs a push-data request through its API's control file; answers once the changes are readable. */
+/**
+ * Runs a push-data request through its API's control file; answers once the changes are readable.
+ * Throws BatchBusy when a record could not be committed within SVC_WAIT_TIMEOUT_MS for contention.
+ */
 export const pushData = async (deps: CommandDeps, caches: PushCaches, models: Models, metadata: EventMetadata, control: ControlFile, body: Buffer): Promise<BatchResult> => {
   const model = models.get(control.model);
   if (!model) {
     return { result: 'error', applied: 0, failures: 0, errorCount: 0, errors: [`Exception when processing: Model not implemented: ${control.model}`], actions: [] };
   }
-  const result = await runBatch(batchPorts(deps, caches, metadata), control, model, body);
+  let result: BatchResult;
+  try {
+    result = await runBatch(batchPorts(deps, caches, metadata), control, model, body);
+  } catch (e) {
+    // The records committed before the busy one are readable when the client hears of it.
+    if (e instanceof BatchBusy) await waitUntilVisible(deps, e.result.position, e.result.types);
+    throw e;
+  }
   await waitUntilVisible(deps, result.position, result.types);
   return result;
 };

@@ -5,14 +5,21 @@ import { REST_APIS, type RestApiDoc } from '../../projections/read-models.ts';
 import type { CommandDeps, EventMetadata } from '../context.ts';
 import { IDEMPOTENCY_KEY, onceByKey, type StoredResponse } from '../idempotency.ts';
 import { PUSH_DATA_GROUP } from '../rest-apis.ts';
-import type { BatchResult } from './batch.ts';
+import { BatchBusy, type BatchResult } from './batch.ts';
 import { pushData, type PushCaches } from './push-data.ts';
 
-/** What a push answers: the control file's run, or a guard's refusal (haplo-behaviour.md §2.2). */
-export type PushResult = Omit<BatchResult, 'result' | 'position' | 'types'> & { readonly result: BatchResult['result'] | 'not authorised' };
+/**
+ * What a push answers: the control file's run, or a guard's refusal (haplo-behaviour.md §2.2).
+ * `retryAfterSeconds`: the service was too busy to commit a record (contention past the time
+ * bound); the client should send the push again after that many seconds.
+ */
+export type PushResult = Omit<BatchResult, 'result' | 'position' | 'types'> & { readonly result: BatchResult['result'] | 'not authorised'; readonly retryAfterSeconds?: number };
+
+/** A rendered push: the response to send, and when to retry if the push was turned away as busy. */
+export type RenderedPush = StoredResponse & { readonly retryAfterSeconds?: number };
 
 /** Writes a push result in a response format (the HTTP layer's rendering: status, content type, body). */
-export type RenderPush = (result: PushResult, format: ResponseFormat) => StoredResponse;
+export type RenderPush = (result: PushResult, format: ResponseFormat) => RenderedPush;
 
 export interface PushRequest {
   /** The API's URL, the last part of its path. */
@@ -27,7 +34,10 @@ export interface PushRequest {
 }
 
 /** A push's answer; `replayed` when it is the stored answer to an earlier request with the same Idempotency-Key. */
-export type PushResponse = StoredResponse & { readonly replayed?: true };
+export type PushResponse = RenderedPush & { readonly replayed?: true };
+
+/** Contention clears as soon as the writes ahead of a push have landed: a second is plenty. */
+const BUSY_RETRY_AFTER_SECONDS = 1;
 
 const refused = (result: PushResult['result'], errors: readonly string[]): PushResult => ({ result, applied: 0, failures: 0, errorCount: 1, errors, actions: [] });
 
@@ -45,7 +55,12 @@ export const pushToApi = async (deps: CommandDeps, caches: PushCaches, models: M
   const body = await request.body();
   const run = async () => render(await pushData(deps, caches, models, metadata, api.control, body), api.response);
   const key = request.idempotencyKey;
-  if (!key) return run();
-  if (!IDEMPOTENCY_KEY.test(key)) throw new DomainError('invalid', 'svc:api:bad-idempotency-key', 'Idempotency-Key must be 1-255 printable ASCII characters');
-  return onceByKey(deps, metadata, `push-data:${url}`, key, body, run);
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new DomainError('invalid', 'svc:api:bad-idempotency-key', 'Idempotency-Key must be 1-255 printable ASCII characters');
+  try {
+    // A busy push escapes onceByKey as an error, so its key is released and a retry runs again.
+    return key ? await onceByKey(deps, metadata, `push-data:${url}`, key, body, run) : await run();
+  } catch (e) {
+    if (!(e instanceof BatchBusy)) throw e;
+    return render({ ...e.result, retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS }, api.response);
+  }
 };

@@ -44,6 +44,7 @@ export const pushDataRoutes = (deps: CommandDeps, caches: PushCaches, models: Mo
         pushResponse,
       );
       if (response.replayed) ctx.set('Idempotent-Replayed', 'true');
+      if (response.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(response.retryAfterSeconds));
       send(ctx, response);
     },
   );
