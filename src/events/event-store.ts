@@ -105,11 +105,26 @@ export interface EventStore {
    * knows its own appends can then tell from the head alone that nobody else has appended.
    */
   readonly densePositions?: boolean;
+  /**
+   * Whether `appendMany` is all or nothing across streams: true on the embedded store and on KurrentDB 25.1+
+   * (`multiStreamAppend`), false on older EventStoreDB / KurrentDB servers, undefined until known (the KurrentDB
+   * adapter learns it from the server's answer to its first multi-stream append). Callers need not test it:
+   * `appendMany`'s contract below is written so that one way of ordering appends is safe on both.
+   */
+  readonly atomicAppendMany?: boolean;
   append(stream: string, events: readonly NewEvent[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
   /**
-   * Appends to several streams. SQLite: atomic, all or nothing. EventStoreDB has no multi-stream
-   * transaction: streams are appended in order, and a retry after a partial failure is safe because
-   * every event carries an id and a repeated append of the same ids is idempotent.
+   * Appends to several streams, each with its own expected revision; results in the order of `appends`.
+   *
+   * Atomic where the engine can be (`atomicAppendMany`). Otherwise the streams are appended one by one in
+   * the order given, and the first failure stops the rest while the earlier ones stay written. So a caller
+   * puts first the append that can lose a race (a dependent's claim, a user) and last the streams that only
+   * this call can create (a new object's): a lost race then writes nothing, on either kind of engine.
+   * A repeated call with the same event ids (a retry after a failure or an unanswered call) is a no-op for
+   * every append already written and answers the same results for it: an append is idempotent by event id.
+   *
+   * Positions: on an atomic multi-stream append KurrentDB reports one log position, that of the commit's
+   * last event, which is then given for every stream of the call (never less than its own last event's).
    */
   appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   readStream(stream: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;

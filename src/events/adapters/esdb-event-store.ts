@@ -1,11 +1,15 @@
-/** EventStoreDB (and KurrentDB) adapter of the EventStore port, on `@eventstore/db-client` 6.x (gRPC). */
+/**
+ * EventStoreDB / KurrentDB adapter of the EventStore port, on the vendor's `@kurrent/kurrentdb-client` 1.x (gRPC;
+ * stream and `$all` reads go through the client's native bridge, appends and subscriptions through gRPC).
+ */
 import {
   BACKWARDS,
   END,
-  EventStoreDBClient,
   FORWARDS,
+  KurrentDBClient,
   START,
   StreamNotFoundError,
+  UnsupportedError,
   WrongExpectedVersionError,
   eventTypeFilter,
   excludeSystemEvents,
@@ -13,8 +17,8 @@ import {
   type AllStreamResolvedEvent,
   type AllStreamSubscription,
   type Filter,
-  type StreamingRead,
-} from '@eventstore/db-client';
+  type MultiAppendResult,
+} from '@kurrent/kurrentdb-client';
 import {
   WrongExpectedRevisionError,
   matchesFilter,
@@ -22,6 +26,7 @@ import {
   type BatchHandler,
   type EventStore,
   type ExpectedRevision,
+  type LogFilter,
   type NewEvent,
   type ReadAllOptions,
   type ReadStreamOptions,
@@ -31,14 +36,15 @@ import {
   type Subscription,
 } from '../event-store.ts';
 import {
-  fromCurrentRevision,
+  fromCurrentState,
   isSystemEvent,
   knownPosition,
-  toEsdbConnectionString,
-  toEsdbExpectedRevision,
   toEventData,
+  toKurrentConnectionString,
+  toMultiStreamEventData,
   toReadPosition,
   toRecordedEvent,
+  toStreamState,
 } from './esdb-mapping.ts';
 
 const READ_ALL_PAGE_SIZE = 500;
@@ -46,31 +52,37 @@ const DEFAULT_BATCH_SIZE = 500;
 /** How long a partial batch waits for more events before it is handed over (the catch-up bursts arrive within it). */
 const FLUSH_DELAY_MS = 5;
 const OPEN_PROBE_TIMEOUT_MS = 10_000;
+/** gRPC status UNIMPLEMENTED: the server has no such method (the client passes it through as the error's `code`). */
+const GRPC_UNIMPLEMENTED = 12;
 
-/** Iterates a client read and cancels the gRPC call when the consumer stops early (reads have no deadline). */
-async function* iterate<T>(read: StreamingRead<T>): AsyncGenerator<T> {
-  let finished = false;
-  try {
-    for await (const item of read) yield item;
-    finished = true;
-  } finally {
-    if (!finished) await read.cancel().catch(() => undefined);
-  }
-}
+/**
+ * Whether the server lacks multi-stream appends. The client asks the server's feature list first and throws its
+ * `UnsupportedError("multiStreamAppend", "25.1")` before sending anything (dist/streams/appendToStream/index.js);
+ * a server that lists the method but then answers UNIMPLEMENTED is taken the same way. Either way nothing was written.
+ */
+const lacksMultiStreamAppend = (error: unknown): boolean =>
+  error instanceof UnsupportedError || (error as { code?: unknown } | null)?.code === GRPC_UNIMPLEMENTED;
+
+const distinctStreams = (appends: readonly StreamAppend[]): boolean => new Set(appends.map((a) => a.stream)).size === appends.length;
 
 export class EsdbEventStore implements EventStore {
-  constructor(private readonly client: EventStoreDBClient) {}
+  /** Learnt from the server on the first multi-stream append (undefined until then). */
+  #multiStream: boolean | undefined;
+
+  constructor(private readonly client: KurrentDBClient) {}
+
+  get atomicAppendMany(): boolean | undefined {
+    return this.#multiStream;
+  }
 
   async append(stream: string, events: readonly NewEvent[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {
     if (events.length === 0) return this.#appendNothing(stream, expectedRevision);
     let result;
     try {
-      result = await this.client.appendToStream(stream, events.map(toEventData), {
-        expectedRevision: toEsdbExpectedRevision(expectedRevision),
-      });
+      result = await this.client.appendToStream(stream, events.map(toEventData), { streamState: toStreamState(expectedRevision) });
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
-        throw new WrongExpectedRevisionError(stream, expectedRevision, fromCurrentRevision(error.actualVersion));
+        throw new WrongExpectedRevisionError(stream, expectedRevision, fromCurrentState(error.actualState));
       }
       throw error;
     }
@@ -83,16 +95,93 @@ export class EsdbEventStore implements EventStore {
   }
 
   /**
-   * EventStoreDB has no multi-stream transaction: the streams are appended one after the other. A retry of the whole
-   * call after a partial failure is safe, because the events carry their ids and the server treats a repeated append
-   * of the same ids at the same expected revision as already done (idempotent) instead of writing them again.
+   * One `multiStreamAppend` (all or nothing, KurrentDB 25.1+) when the server has it and the call names each stream
+   * once (a limit of the server's append session); otherwise stream after stream in the order given, stopping at the
+   * first failure. Retrying either way is safe: the events carry their ids, and the server takes a repeated append of
+   * the same ids at the same expected revision as already done (idempotent) instead of writing them again.
    */
   async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    const results: AppendResult[] = [];
-    for (const { stream, events, expectedRevision } of appends) {
-      results.push(await this.append(stream, events, expectedRevision));
+    if (appends.length === 1) return [await this.append(appends[0]!.stream, appends[0]!.events, appends[0]!.expectedRevision)];
+    if (appends.length > 1 && this.#multiStream !== false && distinctStreams(appends) && appends.every((a) => a.events.length > 0)) {
+      const results = await this.#appendAtomically(appends);
+      if (results !== undefined) return results;
     }
+    const results: AppendResult[] = [];
+    for (const { stream, events, expectedRevision } of appends) results.push(await this.append(stream, events, expectedRevision));
     return results;
+  }
+
+  /** undefined when the server has no multi-stream append (nothing was written then). */
+  async #appendAtomically(appends: readonly StreamAppend[]): Promise<AppendResult[] | undefined> {
+    const results: AppendResult[] = new Array(appends.length);
+    let pending = appends.map((append, index) => ({ append, index }));
+    for (let attempt = 1; ; attempt++) {
+      let answer: MultiAppendResult;
+      try {
+        answer = await this.client.multiStreamAppend(
+          pending.map(({ append }) => ({
+            streamName: append.stream,
+            expectedState: toStreamState(append.expectedRevision ?? 'any'),
+            events: append.events.map(toMultiStreamEventData),
+          })),
+        );
+      } catch (error) {
+        if (lacksMultiStreamAppend(error)) {
+          this.#multiStream = false;
+          return undefined;
+        }
+        // A revision conflict comes as the client's WrongExpectedVersionError, built from the server's
+        // StreamRevisionConflictErrorDetails (stream, expected and actual revision: dist/utils/CommandError.js).
+        if (!(error instanceof WrongExpectedVersionError)) throw error;
+        // Appends whose events are already in place (a retry of a call that was written, or partly written in order
+        // before) are done; the others are sent once more on their own, and a conflict then is a real one.
+        const done = await Promise.all(pending.map(({ append }) => this.#alreadyAppended(append)));
+        const rest = pending.filter((_, i) => done[i] === undefined);
+        pending.forEach(({ index }, i) => {
+          if (done[i] !== undefined) results[index] = done[i];
+        });
+        if (rest.length === 0) return results;
+        if (attempt > 1 || rest.length === pending.length) throw this.#conflict(error, appends);
+        pending = rest;
+        continue;
+      }
+      this.#multiStream = true;
+      // The session reports one position, its last record's (streams.proto v2 AppendSessionResponse.position).
+      const position = Number(answer.position);
+      const revisions = new Map(answer.responses.map((r) => [r.streamName, Number(r.revision)]));
+      for (const { append, index } of pending) {
+        const revision = revisions.get(append.stream);
+        results[index] = revision === undefined ? await this.#lastOf(append.stream) : { revision, position };
+      }
+      return results;
+    }
+  }
+
+  #conflict(error: WrongExpectedVersionError, appends: readonly StreamAppend[]): WrongExpectedRevisionError {
+    const expected = appends.find((a) => a.stream === error.streamName)?.expectedRevision ?? 'any';
+    return new WrongExpectedRevisionError(error.streamName, expected, fromCurrentState(error.actualState));
+  }
+
+  /**
+   * The result of `append` if its events are already in its stream right after the expected revision (the server's
+   * own idempotency rule for single-stream appends). Unknowable for `any`, which has no place to look at.
+   */
+  async #alreadyAppended(append: StreamAppend): Promise<AppendResult | undefined> {
+    const { stream, events, expectedRevision = 'any' } = append;
+    if (expectedRevision === 'any' || events.some((e) => e.id === undefined)) return undefined;
+    const from = expectedRevision === 'no_stream' ? 0 : expectedRevision + 1;
+    const found: RecordedEvent[] = [];
+    for await (const event of this.readStream(stream, { fromRevision: from, maxCount: events.length })) found.push(event);
+    if (found.length !== events.length || found.some((e, i) => e.id !== events[i]!.id)) return undefined;
+    const last = found[found.length - 1]!;
+    return { revision: last.revision, position: last.position };
+  }
+
+  async #lastOf(stream: string): Promise<AppendResult> {
+    for await (const event of this.readStream(stream, { direction: 'backwards', maxCount: 1 })) {
+      return { revision: event.revision, position: event.position };
+    }
+    throw new Error(`KurrentDB acknowledged an append to ${stream} that cannot be read back`);
   }
 
   async *readStream(stream: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {
@@ -105,7 +194,7 @@ export class EsdbEventStore implements EventStore {
       ...(options.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
     });
     try {
-      for await (const resolved of iterate(read)) {
+      for await (const resolved of read) {
         const event = toRecordedEvent(resolved);
         if (event !== undefined) yield event;
       }
@@ -115,20 +204,24 @@ export class EsdbEventStore implements EventStore {
     }
   }
 
-  /** The 6.x client cannot filter `readAll` on the server (only subscriptions), so filters apply here. */
+  /**
+   * Pages of `$all`, filtered on the server (one criterion, see `serverFilter`) and checked again here. A filtered
+   * read goes on past non-matching events until it has `maxCount` matches or reaches the end of the log (the
+   * server's ReadAllForwardsFiltered enumerator), so a short page is the end. The native reader cannot be cancelled:
+   * pages are bounded so that stopping early leaves little unread.
+   */
   async *readAll(options: ReadAllOptions = {}): AsyncIterable<RecordedEvent> {
     const { after, until, maxCount } = options;
     if (maxCount !== undefined && maxCount <= 0) return;
     const untilMs = until?.getTime();
+    const filter = serverFilter(options);
     let from = toReadPosition(after);
     let lastPosition = after ?? -1;
     let delivered = 0;
     for (;;) {
       let received = 0;
       // A page read from a position starts at that (already seen) event, hence the `<= lastPosition` skip.
-      for await (const resolved of iterate(
-        this.client.readAll({ direction: FORWARDS, fromPosition: from, maxCount: READ_ALL_PAGE_SIZE }),
-      )) {
+      for await (const resolved of this.client.readAll({ direction: FORWARDS, fromPosition: from, maxCount: READ_ALL_PAGE_SIZE, filter })) {
         received++;
         const recorded = resolved.event;
         if (recorded === undefined) continue;
@@ -149,11 +242,10 @@ export class EsdbEventStore implements EventStore {
   }
 
   async headPosition(): Promise<number> {
-    for await (const resolved of iterate(this.client.readAll({ direction: BACKWARDS, fromPosition: END }))) {
+    const last = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, filter: excludeSystemEvents() });
+    for await (const resolved of last) {
       const recorded = resolved.event;
-      if (recorded !== undefined && !isSystemEvent(recorded.type, recorded.streamId)) {
-        return Number(recorded.position.commit);
-      }
+      if (recorded !== undefined && !isSystemEvent(recorded.type, recorded.streamId)) return Number(recorded.position.commit);
     }
     return 0;
   }
@@ -203,7 +295,7 @@ class EsdbSubscription implements Subscription {
   #shutdown: Promise<void> | undefined;
   #settle!: () => void;
 
-  constructor(client: EventStoreDBClient, options: SubscribeOptions, handler: BatchHandler) {
+  constructor(client: KurrentDBClient, options: SubscribeOptions, handler: BatchHandler) {
     const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new RangeError(`batchSize must be a positive integer, got ${batchSize}`);
     this.#handler = handler;
@@ -310,37 +402,34 @@ class EsdbSubscription implements Subscription {
 }
 
 /**
- * The server filters on one criterion only: the stream prefix when given (most selective), else the event types,
- * else just system events. Everything else, and exact type matches, are checked again client-side.
+ * The server filters on one criterion only: the stream prefix when given (most selective), else the event types
+ * (as prefixes), else just system events. Everything else, and exact type matches, are checked again client-side.
  */
-const serverFilter = (options: SubscribeOptions): Filter => {
+const serverFilter = (options: LogFilter): Filter => {
   if (options.streamPrefix !== undefined) return streamNameFilter({ prefixes: [options.streamPrefix] });
   if (options.types !== undefined && options.types.length > 0) return eventTypeFilter({ prefixes: [...options.types] });
   return excludeSystemEvents();
 };
 
 export async function openEsdbEventStore(connectionString: string): Promise<EsdbEventStore> {
-  const client = EventStoreDBClient.connectionString(toEsdbConnectionString(connectionString));
+  const client = KurrentDBClient.connectionString(toKurrentConnectionString(connectionString));
   const store = new EsdbEventStore(client);
-  // Reads have no gRPC deadline, so an unreachable (rather than refusing) host would hang the probe without a timer.
-  const probe = client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 });
+  // Reads have no deadline, so an unreachable (rather than refusing) host would hang the probe without a timer.
+  // The probe reads `$all`, so a user who may not read it is told now rather than by the first projection.
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      (async () => {
-        for await (const _ of iterate(probe));
-      })(),
+      store.headPosition(),
       new Promise<never>((_, reject) => {
         timer = setTimeout(
-          () => reject(new Error(`EventStoreDB did not answer within ${OPEN_PROBE_TIMEOUT_MS} ms`)),
+          () => reject(new Error(`KurrentDB did not answer within ${OPEN_PROBE_TIMEOUT_MS} ms`)),
           OPEN_PROBE_TIMEOUT_MS,
         );
       }),
     ]);
   } catch (error) {
-    await probe.cancel().catch(() => undefined);
     await client.dispose().catch(() => undefined);
-    throw new Error(`Cannot open EventStoreDB event store: ${error instanceof Error ? error.message : String(error)}`, {
+    throw new Error(`Cannot open the KurrentDB event store: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,
     });
   } finally {

@@ -1,4 +1,4 @@
-/** Pure conversions between the EventStore port and the `@eventstore/db-client` 6.x types. */
+/** Pure conversions between the EventStore port and the `@kurrent/kurrentdb-client` 1.x types. */
 import { randomUUID } from 'node:crypto';
 import {
   ANY,
@@ -7,30 +7,32 @@ import {
   isSystemStream,
   jsonEvent,
   type AllStreamResolvedEvent,
-  type CurrentRevision,
+  type AppendStreamState,
+  type CurrentStreamState,
   type EventData,
-  type ExpectedRevision as EsdbExpectedRevision,
   type JSONType,
   type ReadPosition,
   type ResolvedEvent,
-} from '@eventstore/db-client';
+} from '@kurrent/kurrentdb-client';
 import type { EventMetadata, ExpectedRevision, NewEvent, RecordedEvent } from '../event-store.ts';
 
-/** The 6.x parser only knows `esdb://` and `esdb+discover://`; KurrentDB renamed the scheme but not the format. */
-export const toEsdbConnectionString = (connectionString: string): string =>
-  connectionString.trim().replace(/^kurrentdb(\+discover)?:\/\//i, (_match, discover: string | undefined) =>
-    discover === undefined ? 'esdb://' : 'esdb+discover://',
+/**
+ * The client parses `kurrentdb://`, `kurrent://`, `kdb://` (and `+discover`) and still accepts `esdb://`, but warns
+ * on every connect that `esdb` is deprecated (dist/Client/parseConnectionString.js); the format is the same.
+ */
+export const toKurrentConnectionString = (connectionString: string): string =>
+  connectionString.trim().replace(/^esdb(\+discover)?:\/\//i, (_match, discover: string | undefined) =>
+    discover === undefined ? 'kurrentdb://' : 'kurrentdb+discover://',
   );
 
-export const toEsdbExpectedRevision = (expected: ExpectedRevision): EsdbExpectedRevision => {
+export const toStreamState = (expected: ExpectedRevision): AppendStreamState => {
   if (expected === 'any') return ANY;
   if (expected === 'no_stream') return NO_STREAM;
   return BigInt(expected);
 };
 
 /** -1 is the port's "stream does not exist". */
-export const fromCurrentRevision = (current: CurrentRevision): number =>
-  current === NO_STREAM ? -1 : Number(current);
+export const fromCurrentState = (current: CurrentStreamState): number => (current === NO_STREAM ? -1 : Number(current));
 
 export const toEventData = (event: NewEvent): EventData =>
   jsonEvent({
@@ -40,6 +42,27 @@ export const toEventData = (event: NewEvent): EventData =>
     data: (event.data ?? null) as JSONType,
     metadata: event.metadata === undefined ? undefined : ({ ...event.metadata } as JSONType),
   });
+
+/**
+ * `multiStreamAppend` takes metadata only as string keys with string values (it throws otherwise, see
+ * dist/streams/appendToStream/multiStreamAppend.js; the Node client's docs, "Atomic appends"), and the server
+ * gives them back to v1 reads as a JSON object of strings: `schemaVersion` travels as text, `toMetadata` turns it back.
+ */
+export const toMultiStreamEventData = (event: NewEvent): EventData => {
+  const metadata: Record<string, string> = {};
+  for (const [key, value] of Object.entries(event.metadata ?? {})) if (value !== undefined) metadata[key] = String(value);
+  return jsonEvent({ id: event.id ?? randomUUID(), type: event.type, data: (event.data ?? null) as JSONType, metadata });
+};
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
+
+export const toMetadata = (raw: unknown): EventMetadata => {
+  if (!isPlainObject(raw)) return {};
+  const { schemaVersion, ...rest } = raw;
+  const version = typeof schemaVersion === 'string' && /^\d+$/.test(schemaVersion) ? Number(schemaVersion) : schemaVersion;
+  return (typeof version === 'number' ? { ...rest, schemaVersion: version } : rest) as EventMetadata;
+};
 
 /** `$`-typed events and `$`-streams belong to the server (stats, projections, metadata, links). */
 export const isSystemEvent = (type: string, stream: string): boolean => type.startsWith('$') || isSystemStream(stream);
@@ -53,9 +76,6 @@ const UNSET_POSITION = 0xffff_ffff_ffff_ffffn;
 
 export const knownPosition = (commit: bigint | undefined): number | undefined =>
   commit === undefined || commit === UNSET_POSITION ? undefined : Number(commit);
-
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
 
 /** `undefined` for an unresolvable link (no `event`), which only happens with `resolveLinkTos`. */
 export const toRecordedEvent = (resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | undefined => {
@@ -73,11 +93,11 @@ export const toRecordedEvent = (resolved: ResolvedEvent | AllStreamResolvedEvent
     id: event.id,
     type: event.type,
     data: event.data,
-    metadata: isPlainObject(event.metadata) ? (event.metadata as EventMetadata) : {},
+    metadata: toMetadata(event.metadata),
     stream: event.streamId,
     revision: Number(event.revision),
     position: Number(commit),
-    // The client already converted the .NET ticks to a Date, truncated to whole milliseconds.
+    // The client already converted the recorded time to a Date, truncated to whole milliseconds.
     recordedAt: event.created,
   };
 };

@@ -73,6 +73,7 @@ const filterSql = (filter: LogFilter, params: unknown[]): string => {
  */
 export class SqliteEventStore implements EventStore {
   readonly densePositions = true;
+  readonly atomicAppendMany = true;
   private readonly appended = new EventEmitter();
   private readonly clock: () => number;
   private readonly pollIntervalMs: number;
