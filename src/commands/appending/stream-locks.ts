@@ -58,7 +58,6 @@ export class StreamLocks {
         waiters.splice(at, 1);
         reject(new LockWaitTimeout(stream));
       }, Math.max(0, deadline - this.now()));
-      waiter.timer.unref();
     });
   }
 

@@ -4,8 +4,9 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { adminObject, defineApi, EXAMPLE_CONTROL, plain, type Api } from '../../support/push-data.ts';
-import { call } from '../../support/fixtures.ts';
+import { adminObject, defineApi, EXAMPLE_CONTROL, plain, type Api, type PushBody } from '../../support/push-data.ts';
+import { basic, call } from '../../support/fixtures.ts';
+import { WrongExpectedRevisionError } from '../../../src/events/event-store.ts';
 import { startTestService, type TestService } from '../../support/service.ts';
 
 interface Ctx {
@@ -22,8 +23,8 @@ test.after(async (ctx) => {
   await ctx.svc?.stop();
 });
 
-const newUser = async (ctx: Ctx, username: string) => {
-  const made = await call(ctx.svc, '/api/admin/users', { method: 'POST', body: { username, name: { first: 'Par', last: 'Allel' } } });
+const newUser = async ({ svc }: { svc: TestService }, username: string) => {
+  const made = await call(svc, '/api/admin/users', { method: 'POST', body: { username, name: { first: 'Par', last: 'Allel' } } });
   assert.is(made.status, 201, JSON.stringify(made.body));
 };
 
@@ -79,3 +80,162 @@ test('parallel pushes for several users, each user contended, keep one project e
 });
 
 test.run();
+
+// ---------------------------------------------------------------------------------------------
+// A record that cannot commit within the time bound (SVC_WAIT_TIMEOUT_MS)
+
+interface BusyCtx {
+  svc: TestService;
+  json: Api;
+  xml: Api;
+}
+const busy = suite<BusyCtx>('Push data: a record that keeps conflicting past the time bound', {} as BusyCtx);
+
+/** Two records per push: the json reader takes an array of them. */
+const BATCH_CONTROL = { ...EXAMPLE_CONTROL, files: { DEFAULT: { read: 'json' } } };
+
+busy.before(async (ctx) => {
+  // Small, so that the bound is reached quickly; the test waits for the read models itself.
+  ctx.svc = await startTestService({ SVC_WAIT_TIMEOUT_MS: '150' });
+  ctx.json = await defineApi(ctx.svc, BATCH_CONTROL);
+  ctx.xml = await defineApi(ctx.svc, BATCH_CONTROL, { response: 'XML' });
+});
+busy.after(async (ctx) => {
+  await ctx.svc?.stop();
+});
+
+/**
+ * Every append touching `stream` is refused as if another process had just written it (what the
+ * store answers to a stale expected revision), until `stop()`; it counts the refusals.
+ */
+const keepConflicting = (svc: TestService, stream: string) => {
+  const events = svc.engines.events;
+  const appendMany = events.appendMany;
+  let refused = 0;
+  events.appendMany = async (appends) => {
+    const hit = appends.find((a) => a.stream === stream);
+    if (!hit) return appendMany.call(events, appends);
+    refused += 1;
+    throw new WrongExpectedRevisionError(stream, hit.expectedRevision ?? 'any', 1_000_000 + refused);
+  };
+  return {
+    get refused() {
+      return refused;
+    },
+    stop() {
+      events.appendMany = appendMany;
+    },
+  };
+};
+
+/** Read models caught up with the whole log (the service's own wait is bounded by the small SVC_WAIT_TIMEOUT_MS). */
+const settled = async (svc: TestService) => svc.runner.waitFor(await svc.engines.events.headPosition(), { timeoutMs: 30_000 });
+
+const projectOf = async (ctx: BusyCtx, username: string, title: string) => {
+  await newUser(ctx, username);
+  const first = await ctx.json.push([{ username, title }]);
+  assert.is(first.status, 200, first.text);
+  return first.body.actions[0]!.changed[0]!.ref as string;
+};
+
+/** A push, with the response's headers. */
+const pushTo = async (svc: TestService, api: Api, records: unknown, headers: Record<string, string> = {}) => {
+  const res = await svc.request(`/api/push-data/${api.url}`, { admin: false, method: 'POST', body: JSON.stringify(records), headers: { Authorization: basic(api.key), ...headers } });
+  const text = await res.text();
+  const contentType = res.headers.get('content-type') ?? '';
+  return { status: res.status, headers: res.headers, contentType, text, body: (contentType.includes('json') ? JSON.parse(text) : undefined) as PushBody };
+};
+
+busy('answers 503 with Retry-After in push-data shape; the record before it stays, the busy one changes nothing', async (ctx) => {
+  const free = await projectOf(ctx, 'busy-free', 'Free 0');
+  const contended = await projectOf(ctx, 'busy-contended', 'Contended 0');
+  const conflicts = keepConflicting(ctx.svc, `object-${contended}`);
+  let reply;
+  try {
+    reply = await pushTo(ctx.svc, ctx.json, [
+      { username: 'busy-free', title: 'Free 1' },
+      { username: 'busy-contended', title: 'Contended 1' },
+      { username: 'busy-free', title: 'Free 2' },
+    ]);
+  } finally {
+    conflicts.stop();
+  }
+  assert.is(reply.status, 503, reply.text);
+  assert.is(reply.headers.get('retry-after'), '1');
+  assert.ok(reply.contentType.startsWith('application/json'), reply.contentType);
+  assert.ok(conflicts.refused >= 2, `retried after the first conflict (${conflicts.refused} refused)`);
+  const body = reply.body;
+  assert.is(body.result, 'error');
+  assert.is(body.applied, 1, 'record 0 was committed');
+  assert.is(body.failures, 0);
+  assert.equal(body.actions, [{ record: 'record 0', changed: [{ kind: 'object:save', destination: 'phd:project', ref: free, new: false }] }], 'record 2 was not run');
+  assert.is(body.errors.length, 1, JSON.stringify(body.errors));
+  assert.match(body.errors[0]!, /^Busy: record 1 could not be committed within 150 ms/);
+  await settled(ctx.svc);
+  const freeProject = await adminObject(ctx.svc, free);
+  assert.equal(plain(freeProject, 'dc:attribute:title'), ['Free 1']);
+  assert.is(freeProject.recordVersion, 2);
+  const contendedProject = await adminObject(ctx.svc, contended);
+  assert.equal(plain(contendedProject, 'dc:attribute:title'), ['Contended 0'], 'the busy record changed nothing');
+  assert.is(contendedProject.recordVersion, 1);
+  // Once the conflicts stop, the same push goes through.
+  const again = await ctx.json.push([{ username: 'busy-contended', title: 'Contended 1' }]);
+  assert.is(again.status, 200, again.text);
+});
+
+busy('answers 503 in the API\'s response format (XML)', async (ctx) => {
+  const contended = await projectOf(ctx, 'busy-xml', 'Xml 0');
+  const conflicts = keepConflicting(ctx.svc, `object-${contended}`);
+  let reply;
+  try {
+    reply = await pushTo(ctx.svc, ctx.xml, [{ username: 'busy-xml', title: 'Xml 1' }]);
+  } finally {
+    conflicts.stop();
+  }
+  assert.is(reply.status, 503, reply.text);
+  assert.is(reply.headers.get('retry-after'), '1');
+  assert.ok(reply.contentType.startsWith('application/xml'), reply.contentType);
+  assert.match(reply.text, /<response result="error" applied="0" failures="0" errorCount="0"><errors><error>Busy: record 0 could not be committed within 150 ms[^<]*<\/error><\/errors><actions><\/actions><\/response>/);
+});
+
+busy('a busy answer is not kept for its Idempotency-Key: the retry runs the push', async (ctx) => {
+  const contended = await projectOf(ctx, 'busy-key', 'Key 0');
+  const push = [{ username: 'busy-key', title: 'Key 1' }];
+  const headers = { 'Idempotency-Key': 'busy-key-1' };
+  const conflicts = keepConflicting(ctx.svc, `object-${contended}`);
+  let first;
+  try {
+    first = await pushTo(ctx.svc, ctx.json, push, headers);
+  } finally {
+    conflicts.stop();
+  }
+  assert.is(first.status, 503, first.text);
+  const retry = await pushTo(ctx.svc, ctx.json, push, headers);
+  assert.is(retry.status, 200, retry.text);
+  assert.is(retry.headers.get('idempotent-replayed'), null, 'run, not replayed');
+  assert.equal(retry.body.actions[0]!.changed, [{ kind: 'object:save', destination: 'phd:project', ref: contended, new: false }]);
+  const replay = await pushTo(ctx.svc, ctx.json, push, headers);
+  assert.is(replay.status, 200);
+  assert.is(replay.headers.get('idempotent-replayed'), 'true', 'the success is what the key keeps');
+  assert.is(replay.text, retry.text);
+});
+
+busy('an admin object command that keeps conflicting answers a JSON 503 with Retry-After and changes nothing', async (ctx) => {
+  const contended = await projectOf(ctx, 'busy-admin', 'Admin 0');
+  const conflicts = keepConflicting(ctx.svc, `object-${contended}`);
+  let reply;
+  try {
+    reply = await call(ctx.svc, `/api/admin/objects/${contended}`, { method: 'PATCH', body: { attributes: { 'dc:attribute:title': 'Admin 1' } } });
+  } finally {
+    conflicts.stop();
+  }
+  assert.is(reply.status, 503, JSON.stringify(reply.body));
+  assert.is(reply.headers.get('retry-after'), '1');
+  assert.is(reply.body.success, false);
+  assert.is(reply.body.kind, 'svc:api:busy');
+  assert.ok(conflicts.refused >= 2, `retried (${conflicts.refused} refused)`);
+  await settled(ctx.svc);
+  assert.equal(plain(await adminObject(ctx.svc, contended), 'dc:attribute:title'), ['Admin 0']);
+});
+
+busy.run();
