@@ -22,7 +22,13 @@ export interface PlannedAppend {
   readonly expectedRevision: ExpectedRevision;
 }
 
-/** Everything one complete record writes: appended together, or not at all. */
+/**
+ * Everything one complete record writes: appended together, or not at all where the engine is atomic. Where it
+ * appends stream after stream (KurrentDB before 25.1), the order is what keeps a lost race from leaving anything
+ * behind: first the appends that can lose a race (a dependent's claim, a user, updates of existing objects), last
+ * the new objects, whose fresh streams only this record writes. A stop in between leaves a claim or a user naming
+ * an object that is not there yet, which the next commit of that record makes under the same ref.
+ */
 export interface RecordCommit {
   readonly appends: readonly PlannedAppend[];
   readonly actions: readonly SaveAction[];
@@ -55,7 +61,7 @@ const withTypeAndLink = (host: CommitHost, target: ObjectTarget): Record<string,
   return attributes;
 };
 
-const commitObject = (host: CommitHost, target: ObjectTarget): { appends: PlannedAppend[]; action?: SaveAction } => {
+const commitObject = (host: CommitHost, target: ObjectTarget): { claim?: PlannedAppend; object?: PlannedAppend; action?: SaveAction } => {
   const attributes = withTypeAndLink(host, target);
   let events: readonly ObjectEvent[];
   try {
@@ -66,16 +72,15 @@ const commitObject = (host: CommitHost, target: ObjectTarget): { appends: Planne
   } catch (e) {
     throw new CommitError(`${(e as Error).message} in object ${target.destination}`);
   }
-  if (events.length === 0) return { appends: [] };
-  const appends: PlannedAppend[] = [{ stream: objectStream(target.ref), events, expectedRevision: expected(target.revision) }];
-  if (target.claim && target.parentLink) {
-    const claimed: DependentClaimEvent = {
-      type: 'DependentObjectClaimed',
-      data: { parent: target.parentLink.ref, attribute: target.parentLink.attribute, objectType: events[0]!.type === 'ObjectCreated' ? events[0]!.data.objectType : '', ref: target.ref },
-    };
-    appends.push({ stream: target.claim.stream, events: [claimed], expectedRevision: expected(target.claim.revision) });
-  }
-  return { appends, action: { kind: 'object:save', destination: target.destination, ref: target.ref, new: !target.loaded } };
+  if (events.length === 0) return {};
+  const object: PlannedAppend = { stream: objectStream(target.ref), events, expectedRevision: expected(target.revision) };
+  const action: SaveAction = { kind: 'object:save', destination: target.destination, ref: target.ref, new: !target.loaded };
+  if (!target.claim || !target.parentLink) return { object, action };
+  const claimed: DependentClaimEvent = {
+    type: 'DependentObjectClaimed',
+    data: { parent: target.parentLink.ref, attribute: target.parentLink.attribute, objectType: events[0]!.type === 'ObjectCreated' ? events[0]!.data.objectType : '', ref: target.ref },
+  };
+  return { claim: { stream: target.claim.stream, events: [claimed], expectedRevision: expected(target.claim.revision) }, object, action };
 };
 
 const text = (v: unknown) => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
@@ -117,6 +122,7 @@ const nameProfile = (host: CommitHost, user: DictionaryTarget, profile: ObjectTa
 /** Plans the writes of a complete record: object saves (unchanged objects write nothing) and dictionary commits. */
 export const planRecordCommit = async (host: CommitHost, targets: readonly Target[]): Promise<RecordCommit> => {
   const appends: PlannedAppend[] = [];
+  const created: PlannedAppend[] = [];
   const actions: SaveAction[] = [];
   const byDestination = new Map(targets.map((t) => [t.destination, t]));
   const userTarget = targets.find((t) => t.kind === 'dictionary' && host.model.destinations.find((d) => d.name === t.destination)?.commit === 'user-sync-user') as
@@ -127,7 +133,8 @@ export const planRecordCommit = async (host: CommitHost, targets: readonly Targe
   for (const target of targets) {
     if (target.kind === 'object') {
       const planned = commitObject(host, target);
-      appends.push(...planned.appends);
+      if (planned.claim) appends.push(planned.claim);
+      if (planned.object) (target.loaded ? appends : created).push(planned.object);
       if (planned.action) actions.push(planned.action);
       continue;
     }
@@ -139,5 +146,5 @@ export const planRecordCommit = async (host: CommitHost, targets: readonly Targe
       throw new CommitError(`Delegate for ${target.destination} does not implement commit()`);
     }
   }
-  return { appends, actions };
+  return { appends: [...appends, ...created], actions };
 };

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { newRef } from '../new-ref.ts';
+import { encodeRef } from '../../domain/objects/ref.ts';
 import type { ObjectState } from '../../domain/objects/object.ts';
 import { nextGroupId, type AttributeValue } from '../../domain/objects/values.ts';
 import { TITLE, type Schema } from '../../domain/schema.ts';
@@ -24,6 +26,16 @@ export interface TransformationHost {
 }
 
 type Context = Readonly<Record<string, unknown>>;
+
+/**
+ * The ref of an object that one thing decides, made from that thing rather than at random: every process and every
+ * retry that creates it chooses the same ref, so a retry after a lost race or a cut-off commit finds the object
+ * the other one made (or is making) instead of starting a second one.
+ */
+const derivedRef = (seed: string): string => encodeRef(createHash('sha256').update(seed).digest());
+
+/** A new dependent's ref: that of the claim it takes (its slot, and the claim revision it will have). */
+const claimedRef = (claim: { readonly stream: string; readonly revision: number }): string => derivedRef(`${claim.stream}@${claim.revision + 1}`);
 
 const present = (v: unknown) => Boolean(v) || v === 0;
 
@@ -332,16 +344,23 @@ export class Transformation {
       if (found?.ref) {
         const loaded = await this.host.loadObject(found.ref);
         if (loaded && !loaded.state.deleted) return loadedObjectTarget(def.name, loaded.state, loaded.revision, { parentLink });
+        // Claimed but never written: a commit that stopped between its claim and its object (on an engine that
+        // appends stream after stream). The claim already names the ref: the object is made under it, unclaimed.
+        if (!loaded && found.claim.revision >= 0) return newObjectTarget(def.name, found.ref, { parentLink });
       }
       const claim = found?.claim ?? (await this.host.findDependent(def, parent.ref)).claim;
-      return newObjectTarget(def.name, newRef(), { parentLink, claim });
+      return newObjectTarget(def.name, claimedRef(claim), { parentLink, claim });
     }
     if (parent.kind === 'dictionary' && def.implicit) {
       // User sync: the profile of the user being synchronised, or a new one.
       const username = typeof parent.values.username === 'string' ? parent.values.username.toLowerCase() : undefined;
-      const profileRef = username ? await this.host.profileOfUser(username) : undefined;
-      const loaded = profileRef ? await this.host.loadObject(profileRef) : null;
-      return loaded ? loadedObjectTarget(def.name, loaded.state, loaded.revision) : newObjectTarget(def.name, newRef());
+      const known = username ? await this.host.profileOfUser(username) : undefined;
+      // A user's profile named but not there (a commit cut off after the user) is made under that ref; a new
+      // user's profile ref is derived from the username, so the retry after a lost race on the user finds the
+      // winner's profile even before the users read model shows it.
+      const ref = known ?? (username ? derivedRef(`profile:${username}`) : newRef());
+      const loaded = await this.host.loadObject(ref);
+      return loaded ? loadedObjectTarget(def.name, loaded.state, loaded.revision) : newObjectTarget(def.name, ref);
     }
     return undefined;
   }
