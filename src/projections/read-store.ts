@@ -36,6 +36,12 @@ export type WriteOp =
 
 export interface Checkpoint {
   readonly position: number;
+  /**
+   * Changes each time a rebuild is switched in; getCheckpoint leaves it out while it is 0. The
+   * position alone cannot fence a runner whose position equals the rebuilt one: a runner that
+   * passes `expected` with the generation it read (`?? 0`) is fenced by every switch since.
+   */
+  readonly generation?: number;
 }
 
 export interface ReadStore extends LeaseStore {
@@ -48,27 +54,53 @@ export interface ReadStore extends LeaseStore {
   count(collection: string, query?: Pick<FindQuery, 'where'>): Promise<number>;
   upsert(collection: string, doc: Doc): Promise<void>;
   delete(collection: string, id: string): Promise<void>;
-  /** Applies the operations in order, atomically. */
+  /**
+   * Applies the operations in order, atomically. At most `maxBatch` of them: past it nothing is
+   * written and BatchTooLargeError is thrown.
+   */
   bulkWrite(ops: readonly WriteOp[]): Promise<void>;
   dropCollection(name: string): Promise<void>;
-  /** Renames `from` to `to`, replacing `to` if it exists (the blue/green switch of a rebuild). */
-  renameCollection(from: string, to: string): Promise<void>;
+  /**
+   * The most one transaction (a commitBatch or a bulkWrite) may carry. MongoDB aborts transactions
+   * older than 60 s (`transactionLifetimeLimitSeconds`) and under cache pressure, so a window too
+   * big would fail and be retried forever: its adapter refuses it up front instead. Writes that must
+   * stay atomic (a runner's window and its checkpoint) are split by the caller to fit.
+   */
+  readonly maxBatch: BatchLimit;
 
+  /**
+   * The stored checkpoint, with its generation when not 0. While a switch of this checkpoint is
+   * under way (see beginSwitch) it waits for the switch to finish, and finishes one whose process
+   * died, so a caller never resumes from a checkpoint that is about to be replaced.
+   */
   getCheckpoint(projection: string): Promise<Checkpoint | null>;
   /**
    * Applies `ops` and moves the projection's checkpoint from `expected` to `next` in one
-   * transaction. If the stored checkpoint is not `expected` (another runner got there first),
-   * nothing is written and CheckpointConflictError is thrown.
+   * transaction. If the stored checkpoint is not `expected` (another runner got there first, or a
+   * switch is under way or has happened since), nothing is written and CheckpointConflictError is
+   * thrown. The generation is compared when `expected` carries one; `next` keeps the stored
+   * generation. More than `maxBatch` ops: BatchTooLargeError, nothing written.
    */
   commitBatch(projection: string, ops: readonly WriteOp[], expected: Checkpoint | null, next: Checkpoint): Promise<void>;
   deleteCheckpoint(projection: string): Promise<void>;
-  /**
-   * The switch of a blue/green rebuild: renames each `from` over its `to` (replacing it), sets
-   * `projection`'s checkpoint and deletes the checkpoint `retired`. SQLite does it in one
-   * transaction. MongoDB cannot rename inside a transaction: it renames first and moves the
-   * checkpoints last; after a crash in between, run the rebuild again.
-   */
+  /** The switch of a blue/green rebuild in one call: beginSwitch, then finishSwitch. */
   swapIn(renames: readonly (readonly [from: string, to: string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void>;
+  /**
+   * First half of a switch: marks the checkpoints `plan.projection` and `plan.retired` as switching,
+   * in one transaction. From then on commitBatch on either throws CheckpointConflictError, so no
+   * batch folded by a live runner before the switch can land in the renamed collections (MongoDB
+   * cannot rename inside a transaction, so the renames cannot share one with the checkpoints).
+   * Refuses, marking nothing, when a `from` collection does not exist.
+   */
+  beginSwitch(plan: SwitchPlan): Promise<void>;
+  /**
+   * Second half: renames each `from` over its `to` (replacing it, indexes kept), then in one
+   * transaction sets the checkpoint to the plan's with a new generation, deletes `retired` and
+   * clears the mark. A switch begun by a live process (another store) is waited for; one whose
+   * process died (its lease, `switchLeaseMs` of the store that began it, has lapsed) is taken over
+   * and finished. No switch marked: nothing to do.
+   */
+  finishSwitch(projection: string): Promise<void>;
   close(): Promise<void>;
   /**
    * Adds `by` to the number `field` (a top-level field) of document `id` and returns the document
@@ -105,6 +137,10 @@ export interface LeaseStore {
   getLease(name: string): Promise<Lease | null>;
 }
 
+/** Does the stored checkpoint match the expected one? Positions, and generations when `expected` names one. */
+export const sameCheckpoint = (expected: Checkpoint | null, actual: Checkpoint | null): boolean =>
+  (expected?.position ?? null) === (actual?.position ?? null) && (expected?.generation === undefined || expected.generation === (actual?.generation ?? 0));
+
 export class CheckpointConflictError extends Error {
   override readonly name = 'CheckpointConflictError';
   constructor(readonly projection: string, readonly expected: Checkpoint | null, readonly actual: Checkpoint | null) {
@@ -118,6 +154,49 @@ export class UnknownFieldError extends Error {
     super(`Collection ${collection} has no index on ${field}`);
   }
 }
+
+/** A blue/green switch: rebuilt collections renamed over the live ones, and the checkpoints moved. */
+export interface SwitchPlan {
+  readonly renames: readonly (readonly [from: string, to: string])[];
+  /** The live projection, whose checkpoint becomes `checkpoint` (with a new generation). */
+  readonly projection: string;
+  readonly checkpoint: Checkpoint;
+  /** The rebuild's own checkpoint, deleted by the switch. */
+  readonly retired: string;
+}
+
+/** Bounds of one transaction: operations, and bytes of documents as writeOpBytes counts them. */
+export interface BatchLimit {
+  readonly ops: number;
+  readonly bytes: number;
+}
+
+/** No bound: the embedded store's default (SQLite has no transaction time limit). */
+export const UNBOUNDED: BatchLimit = { ops: Number.POSITIVE_INFINITY, bytes: Number.POSITIVE_INFINITY };
+
+export class BatchTooLargeError extends Error {
+  override readonly name = 'BatchTooLargeError';
+  constructor(readonly ops: number, readonly bytes: number, readonly limit: BatchLimit) {
+    super(`A batch of ${ops} operations (${bytes} bytes so far) is past the store's limit of ${limit.ops} operations or ${limit.bytes} bytes per transaction; split it`);
+  }
+}
+
+/**
+ * Bytes a write op counts for against BatchLimit.bytes: the UTF-8 JSON of a put's document
+ * (engine-independent, so a caller can size its windows the same way on every engine); 0 for a delete.
+ */
+export const writeOpBytes = (op: WriteOp): number => (op.kind === 'put' ? Buffer.byteLength(JSON.stringify(op.doc)) : 0);
+
+/** Throws BatchTooLargeError when `ops` is past `limit`; `bytesOf` measures one op (default writeOpBytes). */
+export const checkBatch = (ops: readonly WriteOp[], limit: BatchLimit, bytesOf: (op: WriteOp) => number = writeOpBytes): void => {
+  if (ops.length > limit.ops) throw new BatchTooLargeError(ops.length, 0, limit);
+  if (limit.bytes === Number.POSITIVE_INFINITY) return;
+  let bytes = 0;
+  for (const op of ops) {
+    bytes += bytesOf(op);
+    if (bytes > limit.bytes) throw new BatchTooLargeError(ops.length, bytes, limit);
+  }
+};
 
 export const COLLECTION_NAME = /^[A-Za-z][A-Za-z0-9_]{0,62}$/;
 export const FIELD_PATH = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;

@@ -1,9 +1,25 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CheckpointConflictError, UnknownFieldError, type Doc, type ReadStore } from '../../src/projections/read-store.ts';
+import {
+  BatchTooLargeError,
+  CheckpointConflictError,
+  UnknownFieldError,
+  type BatchLimit,
+  type Doc,
+  type ReadStore,
+  type SwitchPlan,
+} from '../../src/projections/read-store.ts';
+
+/** What the contract may set on a store it opens (engine options of the same name). */
+export interface StoreOptions {
+  readonly maxBatch?: BatchLimit;
+  readonly switchLeaseMs?: number;
+}
 
 export interface ReadStoreFixture {
   readonly store: ReadStore;
+  /** Another store on the same data, as another process would open it; closed by close() unless closed before. */
+  another(options?: StoreOptions): Promise<ReadStore>;
   close(): Promise<void>;
 }
 
@@ -113,24 +129,6 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     assert.is(await ctx.fx.store.getCheckpoint('counter'), null);
   });
 
-  test('renameCollection swaps a rebuilt collection in, replacing the old one with its indexes', async (ctx) => {
-    await ctx.fx.store.ensureCollection({ name: 'live', indexes: ['k'] });
-    await ctx.fx.store.upsert('live', { id: '1', k: 'old' });
-    await ctx.fx.store.ensureCollection({ name: 'live_next', indexes: ['k'] });
-    await ctx.fx.store.upsert('live_next', { id: '1', k: 'new' });
-    await ctx.fx.store.renameCollection('live_next', 'live');
-    assert.equal(await ctx.fx.store.find('live', { where: { k: 'new' } }), [{ id: '1', k: 'new' }]);
-    assert.equal(await ctx.fx.store.find('live', { where: { k: 'old' } }), []);
-    const names = await ctx.fx.store.listCollections();
-    assert.ok(names.includes('live'));
-    assert.not.ok(names.includes('live_next'));
-    // The freed name can be used again for the next rebuild.
-    await ctx.fx.store.ensureCollection({ name: 'live_next', indexes: ['k'] });
-    await ctx.fx.store.upsert('live_next', { id: '2', k: 'newer' });
-    assert.equal(await ctx.fx.store.find('live_next', { where: { k: 'newer' } }), [{ id: '2', k: 'newer' }]);
-    assert.equal(await ctx.fx.store.find('live', { where: { k: 'new' } }), [{ id: '1', k: 'new' }]);
-  });
-
   test('swapIn renames rebuilt collections over the live ones and moves the checkpoints', async (ctx) => {
     await ctx.fx.store.ensureCollection({ name: 'model', indexes: ['k'] });
     await ctx.fx.store.commitBatch('modeller', [{ kind: 'put', collection: 'model', doc: { id: '1', k: 'old' } }], null, { position: 5 });
@@ -138,9 +136,131 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     await ctx.fx.store.commitBatch('rebuild:modeller', [{ kind: 'put', collection: 'model__rebuild', doc: { id: '1', k: 'rebuilt' } }], null, { position: 9 });
     await ctx.fx.store.swapIn([['model__rebuild', 'model']], 'modeller', { position: 9 }, 'rebuild:modeller');
     assert.equal(await ctx.fx.store.find('model', { where: { k: 'rebuilt' } }), [{ id: '1', k: 'rebuilt' }]);
-    assert.equal(await ctx.fx.store.getCheckpoint('modeller'), { position: 9 });
+    assert.equal(await ctx.fx.store.getCheckpoint('modeller'), { position: 9, generation: 1 });
     assert.is(await ctx.fx.store.getCheckpoint('rebuild:modeller'), null);
     assert.not.ok((await ctx.fx.store.listCollections()).includes('model__rebuild'));
+    assert.equal(await ctx.fx.store.find('model', { where: { k: 'old' } }), [], 'the renamed collection keeps its indexes');
+    // The freed name can be used again for the next rebuild.
+    await ctx.fx.store.ensureCollection({ name: 'model__rebuild', indexes: ['k'] });
+    await ctx.fx.store.upsert('model__rebuild', { id: '2', k: 'newer' });
+    assert.equal(await ctx.fx.store.find('model__rebuild', { where: { k: 'newer' } }), [{ id: '2', k: 'newer' }]);
+    assert.equal(await ctx.fx.store.find('model', { where: { k: 'rebuilt' } }), [{ id: '1', k: 'rebuilt' }]);
+    await ctx.fx.store.dropCollection('model__rebuild');
+  });
+
+  /** A live collection `name` at position 5 and its rebuilt copy at 9, as a rebuild leaves them before its switch. */
+  const rebuilt = async (store: ReadStore, name: string): Promise<SwitchPlan> => {
+    await store.ensureCollection({ name, indexes: ['k'] });
+    await store.commitBatch(name, [{ kind: 'put', collection: name, doc: { id: '1', k: 'live' } }], null, { position: 5 });
+    await store.ensureCollection({ name: `${name}__rebuild`, indexes: ['k'] });
+    await store.commitBatch(`rebuild:${name}`, [{ kind: 'put', collection: `${name}__rebuild`, doc: { id: '1', k: 'rebuilt' } }], null, { position: 9 });
+    return { renames: [[`${name}__rebuild`, name]], projection: name, checkpoint: { position: 9 }, retired: `rebuild:${name}` };
+  };
+
+  test('a commit racing a switch never lands in the switched-in collection: once begun, the switch fences both checkpoints', async (ctx) => {
+    const store = ctx.fx.store;
+    const plan = await rebuilt(store, 'raced');
+    await store.beginSwitch(plan);
+    // A live runner folded an event before the switch and commits now, in the middle of it.
+    await rejects(store.commitBatch('raced', [{ kind: 'put', collection: 'raced', doc: { id: '2', k: 'stale' } }], { position: 5 }, { position: 6 }), CheckpointConflictError);
+    await rejects(store.commitBatch('rebuild:raced', [{ kind: 'put', collection: 'raced__rebuild', doc: { id: '3', k: 'late' } }], { position: 9 }, { position: 10 }), CheckpointConflictError);
+    await store.finishSwitch('raced');
+    assert.equal(await store.find('raced', {}), [{ id: '1', k: 'rebuilt' }], 'only the rebuilt documents');
+    assert.equal(await store.getCheckpoint('raced'), { position: 9, generation: 1 });
+    assert.is(await store.getCheckpoint('rebuild:raced'), null);
+    // The live runner's next try, from where it was, still conflicts; from the stored checkpoint it lands.
+    await rejects(store.commitBatch('raced', [{ kind: 'put', collection: 'raced', doc: { id: '2', k: 'stale' } }], { position: 5 }, { position: 6 }), CheckpointConflictError);
+    await store.commitBatch('raced', [{ kind: 'put', collection: 'raced', doc: { id: '2', k: 'fresh' } }], { position: 9, generation: 1 }, { position: 10 });
+    assert.equal(await store.getCheckpoint('raced'), { position: 10, generation: 1 }, 'a commit keeps the generation');
+    await store.finishSwitch('raced');
+    assert.equal(await store.getCheckpoint('raced'), { position: 10, generation: 1 }, 'finishing when nothing is under way does nothing');
+  });
+
+  test('a switch to the position the live runner is at still fences it, by the generation', async (ctx) => {
+    const store = ctx.fx.store;
+    const plan = await rebuilt(store, 'level');
+    await store.commitBatch('level', [], { position: 5 }, { position: 9 });
+    assert.equal(await store.getCheckpoint('level'), { position: 9 });
+    // What a runner passes back: the checkpoint it read, its generation (0 when absent) included.
+    const before = { position: 9, generation: 0 };
+    await store.swapIn(plan.renames, plan.projection, plan.checkpoint, plan.retired);
+    // Same position, but the runner's folded documents came from the collection just replaced.
+    await rejects(store.commitBatch('level', [{ kind: 'put', collection: 'level', doc: { id: '1', k: 'stale' } }], before, { position: 10 }), CheckpointConflictError);
+    assert.equal(await store.find('level', {}), [{ id: '1', k: 'rebuilt' }]);
+  });
+
+  test('a switch begun by another store waits in getCheckpoint until that store finishes it', async (ctx) => {
+    const store = ctx.fx.store;
+    const other = await ctx.fx.another();
+    const plan = await rebuilt(store, 'waited');
+    await other.beginSwitch(plan);
+    let answered: unknown = 'pending';
+    const reading = store.getCheckpoint('waited').then((c) => (answered = c));
+    const readingRetired = store.getCheckpoint('rebuild:waited');
+    // Several polls of the reader go by while the switch stays under way.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.is(answered, 'pending', 'no checkpoint is answered while the switch is under way');
+    await other.finishSwitch('waited');
+    assert.equal(await reading, { position: 9, generation: 1 });
+    assert.is(await readingRetired, null);
+    assert.equal(await store.find('waited', {}), [{ id: '1', k: 'rebuilt' }]);
+  });
+
+  test('a switch whose process died between its halves is finished by the next reader once its lease lapsed', async (ctx) => {
+    const store = ctx.fx.store;
+    const dying = await ctx.fx.another({ switchLeaseMs: 0 });
+    const plan = await rebuilt(store, 'orphaned');
+    await dying.beginSwitch(plan);
+    await dying.close();
+    assert.equal(await store.getCheckpoint('orphaned'), { position: 9, generation: 1 });
+    assert.is(await store.getCheckpoint('rebuild:orphaned'), null);
+    assert.equal(await store.find('orphaned', {}), [{ id: '1', k: 'rebuilt' }]);
+    assert.not.ok((await store.listCollections()).includes('orphaned__rebuild'));
+  });
+
+  test('a switch refuses a collection that does not exist, and marks nothing', async (ctx) => {
+    const store = ctx.fx.store;
+    await store.ensureCollection({ name: 'kept', indexes: [] });
+    await store.commitBatch('kept', [], null, { position: 3 });
+    try {
+      await store.beginSwitch({ renames: [['kept__missing', 'kept']], projection: 'kept', checkpoint: { position: 4 }, retired: 'rebuild:kept' });
+      assert.unreachable('beginSwitch should refuse');
+    } catch (e) {
+      assert.match((e as Error).message, /kept__missing/);
+    }
+    await store.commitBatch('kept', [], { position: 3 }, { position: 4 });
+    assert.equal(await store.getCheckpoint('kept'), { position: 4 });
+  });
+
+  test('maxBatch: a transaction past the limit in operations or bytes writes nothing and says so', async (ctx) => {
+    assert.ok(ctx.fx.store.maxBatch.ops > 0 && ctx.fx.store.maxBatch.bytes > 0);
+    const limit = { ops: 3, bytes: 200 };
+    const small = await ctx.fx.another({ maxBatch: limit });
+    assert.equal(small.maxBatch, limit);
+    await small.ensureCollection({ name: 'bounded', indexes: [] });
+    const put = (id: string, text = '') => ({ kind: 'put', collection: 'bounded', doc: { id, text } }) as const;
+    const tooLarge = async (p: Promise<unknown>) => {
+      try {
+        await p;
+      } catch (e) {
+        assert.instance(e, BatchTooLargeError);
+        assert.equal((e as BatchTooLargeError).limit, limit);
+        return;
+      }
+      assert.unreachable('expected BatchTooLargeError');
+    };
+    await tooLarge(small.bulkWrite([put('a'), put('b'), put('c'), put('d')]));
+    await tooLarge(small.commitBatch('bounded', [put('a'), put('b'), put('c'), { kind: 'delete', collection: 'bounded', id: 'd' }], null, { position: 1 }));
+    // {"id":"a","text":"xx…"}: 20 bytes of JSON around the text.
+    await tooLarge(small.bulkWrite([put('a', 'x'.repeat(100)), put('b', 'x'.repeat(100))]));
+    await tooLarge(small.commitBatch('bounded', [put('a', 'é'.repeat(100))], null, { position: 1 }));
+    assert.is(await small.count('bounded'), 0, 'nothing written');
+    assert.is(await small.getCheckpoint('bounded'), null, 'the checkpoint did not move');
+    // Exactly at the limit is accepted.
+    await small.bulkWrite([put('a', 'x'.repeat(60)), put('b', 'x'.repeat(60)), { kind: 'delete', collection: 'bounded', id: 'z' }]);
+    await small.commitBatch('bounded', [put('c', 'x'.repeat(180))], null, { position: 1 });
+    assert.is(await small.count('bounded'), 3);
+    assert.equal(await small.getCheckpoint('bounded'), { position: 1 });
   });
 
   test('increment adds atomically, creating the document from its initial fields; concurrent increments all count', async (ctx) => {

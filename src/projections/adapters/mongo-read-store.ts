@@ -3,7 +3,8 @@
  *
  * Requires a replica set (a single-node replica set is fine, e.g. `mongod --replSet rs0` plus
  * `rs.initiate()`): `bulkWrite` and `commitBatch` run in multi-document transactions, which a
- * standalone mongod rejects.
+ * standalone mongod rejects. Those are bounded by `maxBatch` (default 10,000 operations, 16 MiB):
+ * the server aborts transactions older than 60 s, and big ones under cache pressure.
  */
 import {
   MongoClient,
@@ -18,22 +19,38 @@ import {
 import { connectMongo } from '../../drivers/mongodb.ts';
 import { MongoLeases } from './mongo-leases.ts';
 import { mongoField, queryFields, toFilter, toSort } from './mongo-query.ts';
+import { MongoSwitches, toCheckpoint, type CollectionMeta, type StoredCheckpoint } from './mongo-switch.ts';
 import {
   COLLECTION_NAME,
   CheckpointConflictError,
   UnknownFieldError,
+  checkBatch,
+  sameCheckpoint,
+  type BatchLimit,
   type Checkpoint,
   type CollectionSpec,
   type Doc,
   type FindQuery,
   type Lease,
   type ReadStore,
+  type SwitchPlan,
   type WriteOp,
 } from '../read-store.ts';
 
 type Stored = { _id: string } & Record<string, unknown>;
-interface CollectionMeta { _id: string; indexes: string[] }
-interface StoredCheckpoint { _id: string; position: number }
+
+export interface MongoReadStoreOptions {
+  /** Bound of one transaction; default MONGO_MAX_BATCH. */
+  readonly maxBatch?: BatchLimit;
+  /** How long a switch begun by this store may stay unfinished before another store takes it over. Default 30 s. */
+  readonly switchLeaseMs?: number;
+}
+
+/**
+ * Well inside the 60 s a transaction may live, even on a loaded server, and small beside the
+ * WiredTiger cache; the server itself accepts transactions past 16 MB since 4.2.
+ */
+export const MONGO_MAX_BATCH: BatchLimit = { ops: 10_000, bytes: 16 * 1024 * 1024 };
 
 const META = '_collections';
 const CHECKPOINTS = '_checkpoints';
@@ -72,10 +89,26 @@ export class MongoReadStore implements ReadStore {
   private readonly checkpoints: Collection<StoredCheckpoint>;
   /** Declared fields per collection; only ever trusted positively, so another process's changes are re-read. */
   private readonly declared = new Map<string, ReadonlySet<string>>();
+  readonly maxBatch: BatchLimit;
+  private readonly switches: MongoSwitches;
 
-  constructor(private readonly client: MongoClient, private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    options: MongoReadStoreOptions = {},
+    /** Closed by close() when the store owns its client (otherwise whoever opened it closes it). */
+    private readonly ownedClient?: MongoClient,
+  ) {
     this.meta = db.collection<CollectionMeta>(META);
     this.checkpoints = db.collection<StoredCheckpoint>(CHECKPOINTS);
+    this.maxBatch = options.maxBatch ?? MONGO_MAX_BATCH;
+    this.switches = new MongoSwitches({
+      db,
+      checkpoints: this.checkpoints,
+      meta: this.meta,
+      transaction: (fn) => this.transaction(fn),
+      forget: (name) => this.declared.delete(name),
+      leaseMs: options.switchLeaseMs ?? 30_000,
+    });
   }
 
   private coll(name: string): Collection<Stored> {
@@ -147,6 +180,7 @@ export class MongoReadStore implements ReadStore {
   }
 
   async bulkWrite(ops: readonly WriteOp[]): Promise<void> {
+    checkBatch(ops, this.maxBatch);
     const batches = toBatches(ops);
     if (batches.size === 0) return;
     await this.transaction((session) => this.applyBatches(batches, session));
@@ -158,47 +192,46 @@ export class MongoReadStore implements ReadStore {
     this.declared.delete(name);
   }
 
-  async renameCollection(from: string, to: string): Promise<void> {
-    await this.db.renameCollection(checkName(from), checkName(to), { dropTarget: true });
-    await this.transaction(async (session) => {
-      const entry = await this.meta.findOne({ _id: from }, { session });
-      if (entry) await this.meta.replaceOne({ _id: to }, { indexes: entry.indexes }, { upsert: true, session });
-      else await this.meta.deleteOne({ _id: to }, { session });
-      await this.meta.deleteOne({ _id: from }, { session });
-    });
-    this.declared.delete(from);
-    this.declared.delete(to);
+  async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
+    await this.beginSwitch({ renames, projection, checkpoint, retired });
+    await this.finishSwitch(projection);
   }
 
-  async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
-    // Renames cannot join a transaction: they go first, the checkpoints move together afterwards.
-    for (const [from, to] of renames) await this.renameCollection(from, to);
-    await this.transaction(async (session) => {
-      await this.checkpoints.replaceOne({ _id: projection }, { position: checkpoint.position }, { upsert: true, session });
-      await this.checkpoints.deleteOne({ _id: retired }, { session });
-    });
+  beginSwitch(plan: SwitchPlan): Promise<void> {
+    return this.switches.begin(plan);
+  }
+
+  finishSwitch(projection: string): Promise<void> {
+    return this.switches.finish(projection);
   }
 
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {
-    const stored = await this.checkpoints.findOne({ _id: projection });
-    return stored ? { position: stored.position } : null;
+    for (;;) {
+      const stored = await this.checkpoints.findOne({ _id: projection });
+      if (!stored?.switching) return toCheckpoint(stored);
+      await this.switches.finish(stored.switching.of);
+    }
   }
 
   async commitBatch(projection: string, ops: readonly WriteOp[], expected: Checkpoint | null, next: Checkpoint): Promise<void> {
+    checkBatch(ops, this.maxBatch);
     const batches = toBatches(ops);
     try {
       await this.transaction(async (session) => {
         const stored = await this.checkpoints.findOne({ _id: projection }, { session });
-        const actual = stored ? { position: stored.position } : null;
-        if (actual?.position !== expected?.position) throw new CheckpointConflictError(projection, expected, actual);
+        const actual = toCheckpoint(stored);
+        // A switch under way conflicts too: its mark was written in a transaction, so a commit
+        // that read the checkpoint before it meets a write conflict here and is retried.
+        if (stored?.switching || !sameCheckpoint(expected, actual)) throw new CheckpointConflictError(projection, expected, actual);
         await this.applyBatches(batches, session);
-        await this.checkpoints.replaceOne({ _id: projection }, { position: next.position }, { upsert: true, session });
+        // $set keeps the generation.
+        await this.checkpoints.updateOne({ _id: projection }, { $set: { position: next.position } }, { upsert: true, session });
       });
     } catch (err) {
       // Two runners creating the first checkpoint may race on its insert; the loser sees a duplicate key.
       if (hasCode(err, DUPLICATE_KEY)) {
         const actual = await this.getCheckpoint(projection);
-        if (actual?.position !== expected?.position) throw new CheckpointConflictError(projection, expected, actual);
+        if (!sameCheckpoint(expected, actual)) throw new CheckpointConflictError(projection, expected, actual);
       }
       throw err;
     }
@@ -209,7 +242,7 @@ export class MongoReadStore implements ReadStore {
   }
 
   async close(): Promise<void> {
-    await this.client.close();
+    await this.ownedClient?.close();
   }
 
   async increment(collection: string, id: string, field: string, by: number, init: Readonly<Record<string, unknown>> = {}): Promise<Doc> {
@@ -251,7 +284,7 @@ export class MongoReadStore implements ReadStore {
   }
 
   private async transaction(fn: (session: ClientSession) => Promise<void>): Promise<void> {
-    const session = this.client.startSession();
+    const session = this.db.client.startSession();
     try {
       await session.withTransaction(fn, TXN);
     } catch (err) {
@@ -310,9 +343,11 @@ function toBatches(ops: readonly WriteOp[]): Batches {
   return batches;
 }
 
-/** Connects eagerly, so an unreachable server or a bad URI fails at start-up. */
-export async function openMongoReadStore(uri: string, options: { dbName?: string } = {}): Promise<MongoReadStore> {
-  // ignoreUndefined matches JSON: `{ a: undefined }` drops `a` instead of storing null.
-  const { client, db } = await connectMongo(uri, options.dbName, { ignoreUndefined: true });
-  return new MongoReadStore(client, db);
+/**
+ * Connects eagerly, so an unreachable server or a bad URI fails at start-up. The store owns this
+ * client; the service shares one client between the read store and GridFS instead (app/engines.ts).
+ */
+export async function openMongoReadStore(uri: string, options: MongoReadStoreOptions & { dbName?: string } = {}): Promise<MongoReadStore> {
+  const { client, db } = await connectMongo(uri, options.dbName);
+  return new MongoReadStore(db, options, client);
 }

@@ -1,7 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import {
+  BatchTooLargeError,
   COLLECTION_NAME,
   CheckpointConflictError,
+  UNBOUNDED,
+  sameCheckpoint,
+  type BatchLimit,
   FIELD_PATH,
   UnknownFieldError,
   type Checkpoint,
@@ -11,9 +16,11 @@ import {
   type FindQuery,
   type Lease,
   type ReadStore,
+  type SwitchPlan,
   type WriteOp,
 } from '../read-store.ts';
 import { applySqlitePragmas } from '../../drivers/sqlite.ts';
+import { migrateCheckpoints, parseMark, SqliteSwitchMarks } from './sqlite-switch.ts';
 import { SqliteLeases } from './sqlite-leases.ts';
 
 const column = (field: string) => (field === 'id' ? 'id' : `"f_${field.replaceAll('.', '__')}"`);
@@ -24,6 +31,17 @@ const checkName = (name: string) => {
   if (!COLLECTION_NAME.test(name)) throw new Error(`Invalid collection name: ${name}`);
 };
 
+export interface SqliteReadStoreOptions {
+  /** Bound of one transaction; default none (SQLite has no transaction time limit). */
+  readonly maxBatch?: BatchLimit;
+  /** How long a switch begun by this store may stay unfinished before another store takes it over. Default 30 s. */
+  readonly switchLeaseMs?: number;
+}
+
+/** How often a store waiting for another store's switch looks again. */
+const SWITCH_POLL_MS = 20;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
  * Embedded read store: one table per collection holding the JSON document, with a generated,
  * indexed column per declared field. Checkpoints live in the same file so a batch of read-model
@@ -32,12 +50,21 @@ const checkName = (name: string) => {
 export class SqliteReadStore implements ReadStore {
   private readonly indexes = new Map<string, Set<string>>();
   private readonly statements = new Map<string, Database.Statement>();
+  readonly maxBatch: BatchLimit;
+  private readonly switchLeaseMs: number;
+  private readonly switches: SqliteSwitchMarks;
+  /** Owner of the switches this store begins. */
+  private readonly owner = randomUUID();
 
-  constructor(private readonly db: Database.Database) {
+  constructor(private readonly db: Database.Database, options: SqliteReadStoreOptions = {}) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, indexes TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS _checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL, updated_at INTEGER NOT NULL);
     `);
+    migrateCheckpoints(db);
+    this.switches = new SqliteSwitchMarks(db);
+    this.maxBatch = options.maxBatch ?? UNBOUNDED;
+    this.switchLeaseMs = options.switchLeaseMs ?? 30_000;
   }
 
   private stmt(sql: string): Database.Statement {
@@ -169,18 +196,26 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async upsert(collection: string, doc: Doc): Promise<void> {
-    await this.bulkWrite([{ kind: 'put', collection, doc }]);
+    this.db.transaction(() => this.applyOps([{ kind: 'put', collection, doc }], UNBOUNDED))();
   }
 
   async delete(collection: string, id: string): Promise<void> {
-    await this.bulkWrite([{ kind: 'delete', collection, id }]);
+    this.db.transaction(() => this.applyOps([{ kind: 'delete', collection, id }], UNBOUNDED))();
   }
 
   async bulkWrite(ops: readonly WriteOp[]): Promise<void> {
-    this.db.transaction(() => this.applyOps(ops))();
+    this.checkCount(ops);
+    this.db.transaction(() => this.applyOps(ops, this.maxBatch))();
   }
 
-  private applyOps(ops: readonly WriteOp[]): void {
+  private checkCount(ops: readonly WriteOp[]): void {
+    if (ops.length > this.maxBatch.ops) throw new BatchTooLargeError(ops.length, 0, this.maxBatch);
+  }
+
+  /** Bytes are counted on the JSON written anyway; past the limit the throw rolls the transaction back. */
+  private applyOps(ops: readonly WriteOp[], limit: BatchLimit): void {
+    const countBytes = limit.bytes !== Number.POSITIVE_INFINITY;
+    let bytes = 0;
     // Statements are looked up once per collection, not per operation: batches hold thousands.
     const writers = new Map<string, { put: Database.Statement; del: Database.Statement }>();
     for (const op of ops) {
@@ -193,8 +228,11 @@ export class SqliteReadStore implements ReadStore {
         };
         writers.set(op.collection, w);
       }
-      if (op.kind === 'put') w.put.run(op.doc.id, JSON.stringify(op.doc));
-      else w.del.run(op.id);
+      if (op.kind === 'put') {
+        const json = JSON.stringify(op.doc);
+        if (countBytes && (bytes += Buffer.byteLength(json)) > limit.bytes) throw new BatchTooLargeError(ops.length, bytes, limit);
+        w.put.run(op.doc.id, json);
+      } else w.del.run(op.id);
     }
   }
 
@@ -207,16 +245,67 @@ export class SqliteReadStore implements ReadStore {
     this.forget(name);
   }
 
-  async renameCollection(from: string, to: string): Promise<void> {
-    this.db.transaction(() => this.renameSync(from, to))();
+  async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
+    // Both halves in one transaction: nobody ever sees the mark.
+    this.db
+      .transaction(() => {
+        const token = this.beginSync({ renames, projection, checkpoint, retired });
+        this.completeSync(projection, token);
+      })
+      .immediate();
   }
 
-  async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
-    this.db.transaction(() => {
-      for (const [from, to] of renames) this.renameSync(from, to);
-      this.setCheckpoint(projection, checkpoint.position);
-      this.stmt('DELETE FROM _checkpoints WHERE projection = ?').run(retired);
-    }).immediate();
+  async beginSwitch(plan: SwitchPlan): Promise<void> {
+    this.db.transaction(() => this.beginSync(plan)).immediate();
+  }
+
+  private beginSync(plan: SwitchPlan): string {
+    for (const [from, to] of plan.renames) {
+      checkName(to);
+      this.declared(from);
+    }
+    const token = randomUUID();
+    this.switches.begin(plan, token, this.owner, Date.now() + this.switchLeaseMs);
+    return token;
+  }
+
+  async finishSwitch(name: string): Promise<void> {
+    for (;;) {
+      const seen = this.switches.row(name)?.switching;
+      if (!seen) return;
+      const mark = parseMark(seen);
+      // The retired checkpoint's mark points to the projection's, which holds the plan.
+      if (mark.of !== name) {
+        name = mark.of;
+        continue;
+      }
+      if (mark.owner !== this.owner) {
+        // Another store's switch: wait while its process may still finish it, take it over after.
+        if (Date.now() < mark.expiresAt || !this.switches.takeOver(name, seen, mark, this.owner, Date.now() + this.switchLeaseMs)) {
+          await sleep(SWITCH_POLL_MS);
+          continue;
+        }
+      }
+      // Looks again afterwards: a store that took this switch over meanwhile finishes it instead.
+      this.db.transaction(() => this.completeSync(name, mark.token)).immediate();
+    }
+  }
+
+  /** Renames, moves the checkpoints and clears the mark, if the mark is still the switch `token`. */
+  private completeSync(projection: string, token: string): void {
+    const row = this.switches.row(projection);
+    const mark = row?.switching ? parseMark(row.switching) : undefined;
+    if (!row || mark?.token !== token || mark.owner !== this.owner) return;
+    const { plan } = mark;
+    if (!plan) throw new Error(`Projection ${projection}: its switch mark has no plan`);
+    for (const [from, to] of plan.renames) this.renameSync(from, to);
+    this.stmt('UPDATE _checkpoints SET position = ?, generation = ?, switching = NULL, updated_at = ? WHERE projection = ?').run(
+      plan.checkpoint.position,
+      row.generation + 1,
+      Date.now(),
+      projection,
+    );
+    this.stmt('DELETE FROM _checkpoints WHERE projection = ?').run(plan.retired);
   }
 
   private renameSync(from: string, to: string): void {
@@ -249,19 +338,20 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async getCheckpoint(projection: string): Promise<Checkpoint | null> {
-    return this.checkpointSync(projection);
-  }
-
-  private checkpointSync(projection: string): Checkpoint | null {
-    const row = this.stmt('SELECT position FROM _checkpoints WHERE projection = ?').get(projection) as { position: number } | undefined;
-    return row ? { position: row.position } : null;
+    for (;;) {
+      const row = this.switches.row(projection);
+      if (!row?.switching) return row ? toCheckpoint(row) : null;
+      await this.finishSwitch(parseMark(row.switching).of);
+    }
   }
 
   async commitBatch(projection: string, ops: readonly WriteOp[], expected: Checkpoint | null, next: Checkpoint): Promise<void> {
+    this.checkCount(ops);
     this.db.transaction(() => {
-      const actual = this.checkpointSync(projection);
-      if ((actual?.position ?? null) !== (expected?.position ?? null)) throw new CheckpointConflictError(projection, expected, actual);
-      this.applyOps(ops);
+      const row = this.switches.row(projection);
+      const actual = row ? toCheckpoint(row) : null;
+      if (row?.switching || !sameCheckpoint(expected, actual)) throw new CheckpointConflictError(projection, expected, actual);
+      this.applyOps(ops, this.maxBatch);
       this.setCheckpoint(projection, next.position);
     }).immediate();
   }
@@ -307,11 +397,14 @@ export class SqliteReadStore implements ReadStore {
   }
 }
 
-export const openSqliteReadStore = (file: string): SqliteReadStore => {
+const toCheckpoint = (row: { position: number; generation: number }): Checkpoint =>
+  row.generation ? { position: row.position, generation: row.generation } : { position: row.position };
+
+export const openSqliteReadStore = (file: string, options: SqliteReadStoreOptions = {}): SqliteReadStore => {
   const db = new Database(file);
   applySqlitePragmas(db);
   // Read models are written at random (one document per object): SQLite's 2 MB default page cache
   // thrashes once they outgrow it, and catch-up and rebuilds slow down several times over.
   db.pragma('cache_size = -262144');
-  return new SqliteReadStore(db);
+  return new SqliteReadStore(db, options);
 };
