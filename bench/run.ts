@@ -12,6 +12,7 @@ import { catchUp } from './catch-up.ts';
 import { files } from './files.ts';
 import { objectGet } from './object-get.ts';
 import { pushData } from './push-data.ts';
+import { pushContention } from './push-contention.ts';
 import { rebuild } from './rebuild.ts';
 import { reporting } from './reporting.ts';
 import { machine, progress, round, type Benchmark, type BenchmarkResult } from './support.ts';
@@ -22,6 +23,7 @@ const all: readonly Benchmark[] = [
   files,
   objectGet,
   pushData,
+  pushContention,
   reporting,
   rebuild,
 ];
