@@ -141,8 +141,110 @@ export const eventStoreContract = (name: string, open: () => Promise<EventStoreF
       { stream: b, events: [ev('B1')], expectedRevision: 'no_stream' },
     ]);
     assert.equal(results.map((r) => r.revision), [1, 0]);
-    assert.ok(results[1]!.position > results[0]!.position);
-    assert.is((await collect(ctx.fx.store.readStream(a))).length, 2);
+    const lastA = (await collect(ctx.fx.store.readStream(a))).at(-1)!;
+    const lastB = (await collect(ctx.fx.store.readStream(b))).at(-1)!;
+    assert.is(lastA.revision, 1);
+    // An atomic multi-stream append may report the commit's last position for every stream (KurrentDB does).
+    assert.ok(results[0]!.position >= lastA.position && results[1]!.position >= lastB.position);
+    assert.is(Math.max(...results.map((r) => r.position)), Math.max(lastA.position, lastB.position));
+  });
+
+  test('appendMany: a conflict on the first stream writes nothing at all, on every engine', async (ctx) => {
+    const taken = s(ctx, 'first-taken');
+    const fresh = s(ctx, 'first-fresh');
+    await ctx.fx.store.append(taken, [ev('Winner')], 'no_stream');
+    try {
+      await ctx.fx.store.appendMany([
+        { stream: taken, events: [ev('Loser')], expectedRevision: 'no_stream' },
+        { stream: fresh, events: [ev('Fresh')], expectedRevision: 'no_stream' },
+      ]);
+      assert.unreachable('the first stream conflicts');
+    } catch (e) {
+      assert.instance(e, WrongExpectedRevisionError);
+      assert.is((e as WrongExpectedRevisionError).stream, taken);
+      assert.is((e as WrongExpectedRevisionError).actual, 0);
+    }
+    assert.equal(await collect(ctx.fx.store.readStream(fresh)), []);
+    assert.equal((await collect(ctx.fx.store.readStream(taken))).map((e) => e.type), ['Winner']);
+  });
+
+  test('appendMany: a conflict on a later stream writes nothing where atomic, the streams before it where in order', async (ctx) => {
+    // A multi-stream append first, so an engine that learns its capability from the server knows it.
+    await ctx.fx.store.appendMany([
+      { stream: s(ctx, 'learn-a'), events: [ev('L')], expectedRevision: 'no_stream' },
+      { stream: s(ctx, 'learn-b'), events: [ev('L')], expectedRevision: 'no_stream' },
+    ]);
+    const atomic = ctx.fx.store.atomicAppendMany;
+    assert.type(atomic, 'boolean', 'known after a multi-stream append');
+    const fresh = s(ctx, 'later-fresh');
+    const taken = s(ctx, 'later-taken');
+    await ctx.fx.store.append(taken, [ev('Winner')], 'no_stream');
+    try {
+      await ctx.fx.store.appendMany([
+        { stream: fresh, events: [ev('Fresh')], expectedRevision: 'no_stream' },
+        { stream: taken, events: [ev('Loser')], expectedRevision: 'no_stream' },
+      ]);
+      assert.unreachable('the second stream conflicts');
+    } catch (e) {
+      assert.instance(e, WrongExpectedRevisionError);
+      assert.is((e as WrongExpectedRevisionError).stream, taken);
+    }
+    assert.equal((await collect(ctx.fx.store.readStream(fresh))).map((e) => e.type), atomic ? [] : ['Fresh']);
+    assert.equal((await collect(ctx.fx.store.readStream(taken))).map((e) => e.type), ['Winner']);
+  });
+
+  test('appendMany repeated with the same event ids is a no-op with the same revisions and highest position', async (ctx) => {
+    const a = s(ctx, 'again-a');
+    const b = s(ctx, 'again-b');
+    const appends = [
+      { stream: a, events: [ev('A1'), ev('A2')], expectedRevision: 'no_stream' as const },
+      { stream: b, events: [ev('B1')], expectedRevision: 'no_stream' as const },
+    ];
+    const first = await ctx.fx.store.appendMany(appends);
+    const again = await ctx.fx.store.appendMany(appends);
+    assert.equal(again.map((r) => r.revision), first.map((r) => r.revision));
+    assert.is(Math.max(...again.map((r) => r.position)), Math.max(...first.map((r) => r.position)));
+    assert.equal((await collect(ctx.fx.store.readStream(a))).map((e) => e.type), ['A1', 'A2']);
+    assert.equal((await collect(ctx.fx.store.readStream(b))).map((e) => e.type), ['B1']);
+  });
+
+  test('appendMany retried after only its first stream was written writes the rest once', async (ctx) => {
+    const claim = s(ctx, 'partial-claim');
+    const object = s(ctx, 'partial-object');
+    const appends = [
+      { stream: claim, events: [ev('Claimed')], expectedRevision: 'no_stream' as const },
+      { stream: object, events: [ev('Created'), ev('Changed')], expectedRevision: 'no_stream' as const },
+    ];
+    // What an engine appending in order leaves when it stops between the two.
+    const written = await ctx.fx.store.append(claim, appends[0]!.events, 'no_stream');
+    const results = await ctx.fx.store.appendMany(appends);
+    assert.equal(results.map((r) => r.revision), [0, 1]);
+    assert.is(results[0]!.revision, written.revision);
+    assert.equal((await collect(ctx.fx.store.readStream(claim))).map((e) => e.id), [appends[0]!.events[0]!.id]);
+    assert.equal((await collect(ctx.fx.store.readStream(object))).map((e) => e.type), ['Created', 'Changed']);
+  });
+
+  test('a claim-first commit that loses its claim to a concurrent one leaves no orphan object', async (ctx) => {
+    const claim = s(ctx, 'dependent');
+    const winner = s(ctx, 'object-winner');
+    const loser = s(ctx, 'object-loser');
+    const commit = (object: string, claimRevision: 'no_stream' | number) => [
+      { stream: claim, events: [ev('DependentObjectClaimed', { ref: object })], expectedRevision: claimRevision },
+      { stream: object, events: [ev('ObjectCreated', { ref: object })], expectedRevision: 'no_stream' as const },
+    ];
+    // Both decided on the empty slot; the winner commits first.
+    const loserCommit = commit(loser, 'no_stream');
+    await ctx.fx.store.appendMany(commit(winner, 'no_stream'));
+    try {
+      await ctx.fx.store.appendMany(loserCommit);
+      assert.unreachable('the slot is taken');
+    } catch (e) {
+      assert.instance(e, WrongExpectedRevisionError);
+      assert.is((e as WrongExpectedRevisionError).stream, claim);
+    }
+    assert.equal(await collect(ctx.fx.store.readStream(loser)), [], 'no orphan object');
+    assert.equal((await collect(ctx.fx.store.readStream(claim))).map((e) => (e.data as { ref: string }).ref), [winner]);
+    assert.is((await collect(ctx.fx.store.readStream(winner))).length, 1);
   });
 
   test('subscribe catches up in order, in bounded batches, then turns live', async (ctx) => {
