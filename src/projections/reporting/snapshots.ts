@@ -1,10 +1,13 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import type { BatchContext, Projector } from '../projector.ts';
-import type { Doc, ReadStore, WriteOp } from '../read-store.ts';
+import { writeOpBytes, type Doc, type ReadStore, type WriteOp } from '../read-store.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
 export const SNAPSHOTS = 'rc_snapshots';
+/** Most entries in one chunk document. */
 const CHUNK = 2000;
+/** Most bytes of JSON in one chunk document (documents can be large): well under MongoDB's 16 MB per document. */
+export const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Longest chain of deltas on one full snapshot: bounds the documents an `at` answer loads. */
 const MAX_CHAIN = 64;
 
@@ -93,12 +96,66 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
 
 const snapshotsOf = (reads: ReadStore, key: string) => reads.find<SnapshotMeta>(SNAPSHOTS, { where: { collection: key } });
 
+/** A write and the bytes it counts for against the store's bound of a transaction. */
+type Sized = { readonly op: WriteOp; readonly bytes: number };
+
+const sized = (op: WriteOp): Sized => ({ op, bytes: writeOpBytes(op) });
+
+/**
+ * Writes `writes` in order, in as few transactions as the store's bound allows. Not atomic: callers
+ * order them so that a crash between two leaves nothing a reader can find half-written.
+ */
+const writeInParts = async (reads: ReadStore, writes: readonly Sized[]): Promise<void> => {
+  const limit = reads.maxBatch;
+  let part: WriteOp[] = [];
+  let bytes = 0;
+  for (const { op, bytes: size } of writes) {
+    if (part.length > 0 && (part.length + 1 > limit.ops || bytes + size > limit.bytes)) {
+      await reads.bulkWrite(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(op);
+    bytes += size;
+  }
+  if (part.length > 0) await reads.bulkWrite(part);
+};
+
 const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[]) => {
-  const ops: WriteOp[] = metas.flatMap((m) => [
-    { kind: 'delete', collection: SNAPSHOTS, id: m.id } as const,
-    ...chunkIds(m.id, m.chunks).map((id) => ({ kind: 'delete', collection: SNAPSHOTS, id }) as const),
-  ]);
-  if (ops.length) await reads.bulkWrite(ops);
+  // Metas first: a snapshot is gone before any of its chunks is.
+  const ops: WriteOp[] = [
+    ...metas.map((m) => ({ kind: 'delete', collection: SNAPSHOTS, id: m.id }) as const),
+    ...metas.flatMap((m) => chunkIds(m.id, m.chunks).map((id) => ({ kind: 'delete', collection: SNAPSHOTS, id }) as const)),
+  ];
+  await writeInParts(reads, ops.map((op) => ({ op, bytes: 0 })));
+};
+
+/**
+ * Chunk documents of snapshot `id`: at most CHUNK entries and `maxBytes` of JSON each (an entry
+ * larger than that alone makes a chunk of its own). Sizes are exact: JSON of an array is its
+ * items' JSON joined by commas.
+ */
+const toChunks = (id: string, entries: readonly Entry[], maxBytes: number): Sized[] => {
+  const chunks: Sized[] = [];
+  // What the rest of a chunk document takes (its longest id, the keys), so the whole stays within maxBytes.
+  const budget = maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${entries.length}`, entries: [] }));
+  let current: Entry[] = [];
+  let bytes = 0;
+  const flush = () => {
+    const doc: SnapshotChunk = { id: `${id}#${chunks.length}`, entries: current };
+    chunks.push({ op: { kind: 'put', collection: SNAPSHOTS, doc }, bytes: Buffer.byteLength(JSON.stringify({ ...doc, entries: [] })) + bytes });
+    current = [];
+    bytes = 0;
+  };
+  for (const entry of entries) {
+    const size = Buffer.byteLength(JSON.stringify(entry));
+    // `+ 1`: the comma before it.
+    if (current.length > 0 && (current.length >= CHUNK || bytes + 1 + size > budget)) flush();
+    bytes += (current.length > 0 ? 1 : 0) + size;
+    current.push(entry);
+  }
+  if (current.length > 0) flush();
+  return chunks;
 };
 
 /** What this process knows of a fold's newest snapshot, and the changes made since it. */
@@ -109,16 +166,16 @@ interface Tracker {
   chainDocs: number;
   /** Changes folded since `last`; unknown (null) until a snapshot is taken by this process. */
   changed: Map<string, Entry> | null;
+  /** Position of the last batch this process folded (its changes are in `changed`). */
+  upTo?: number;
 }
 
 const writeSnapshot = async (reads: ReadStore, key: string, entries: readonly Entry[], position: number, recordedAt: Date, chain: readonly string[]) => {
   const id = `${key}@${position}`;
-  const ops: WriteOp[] = [];
-  for (let i = 0; i * CHUNK < entries.length; i++) {
-    ops.push({ kind: 'put', collection: SNAPSHOTS, doc: { id: `${id}#${i}`, entries: entries.slice(i * CHUNK, (i + 1) * CHUNK) } as SnapshotChunk });
-  }
-  const meta: SnapshotMeta = { id, collection: key, position, recordedAt: recordedAt.toISOString(), chunks: ops.length, chain: [...chain, id] };
-  await reads.bulkWrite([...ops, { kind: 'put', collection: SNAPSHOTS, doc: meta }]);
+  const chunks = toChunks(id, entries, Math.min(CHUNK_BYTES, reads.maxBatch.bytes));
+  const meta: SnapshotMeta = { id, collection: key, position, recordedAt: recordedAt.toISOString(), chunks: chunks.length, chain: [...chain, id] };
+  // The meta last: a snapshot is found only once all its chunks are written.
+  await writeInParts(reads, [...chunks, sized({ kind: 'put', collection: SNAPSHOTS, doc: meta })]);
   return meta;
 };
 
@@ -137,7 +194,11 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
     async afterBatch(ctx: BatchContext) {
       const key = ctx.rebuild ? rebuildKey(fold.name) : fold.name;
       let t = trackers.get(key);
+      // A batch that does not follow on from the last one seen here: another process folded the
+      // batches in between (it held the projection's lease), so the changes kept here are incomplete.
+      if (t && ctx.after !== undefined && t.upTo !== undefined && ctx.after !== t.upTo) t = undefined;
       if (!t) trackers.set(key, (t = { last: await latestSnapshot(ctx.reads, key), baseDocs: 0, chainDocs: 0, changed: null }));
+      t.upTo = ctx.last.position;
       if (t.changed) {
         for (const op of ctx.changes) {
           const collection = logical.get(op.collection);
@@ -166,7 +227,7 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
     async afterRebuild(reads) {
       await deleteSnapshots(reads, await snapshotsOf(reads, fold.name));
       const rebuilt = await snapshotsOf(reads, rebuildKey(fold.name));
-      await reads.bulkWrite(rebuilt.map((m) => ({ kind: 'put', collection: SNAPSHOTS, doc: { ...m, collection: fold.name } })));
+      await writeInParts(reads, rebuilt.map((m) => sized({ kind: 'put', collection: SNAPSHOTS, doc: { ...m, collection: fold.name } })));
       trackers.clear();
     },
   };

@@ -1,0 +1,98 @@
+/**
+ * Snapshot chunks are bounded in bytes as well as entries (MongoDB refuses documents over 16 MB),
+ * and a snapshot is written in as many transactions as the read store's bound needs; either way it
+ * reads back unchanged. On the embedded store: the chunking is the same on every engine.
+ */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import type { RecordedEvent } from '../../../src/events/event-store.ts';
+import type { Projector } from '../../../src/projections/projector.ts';
+import { writeOpBytes, type Doc } from '../../../src/projections/read-store.ts';
+import { CHUNK_BYTES, SNAPSHOTS, latestSnapshot, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { tempDir } from '../../support/tmp.ts';
+
+const test = suite<{ dir: string; remove(): void; stores: SqliteReadStore[] }>('snapshot chunks', {} as never);
+test.before.each((ctx) => {
+  const tmp = tempDir('svc-snapshots');
+  ctx.dir = tmp.dir;
+  ctx.remove = tmp.remove;
+  ctx.stores = [];
+});
+test.after.each(async (ctx) => {
+  for (const store of ctx.stores) await store.close();
+  ctx.remove();
+});
+
+const open = async (ctx: { dir: string; stores: SqliteReadStore[] }, options: Parameters<typeof openSqliteReadStore>[1] = {}) => {
+  const store = openSqliteReadStore(join(ctx.dir, 'read.db'), options);
+  ctx.stores.push(store);
+  await store.ensureCollection(snapshotSpec);
+  return store;
+};
+
+const fold: Projector = { name: 'bigfold', collections: [{ name: 'big' }], apply: () => undefined };
+
+/** `count` documents of about `bytes` each. */
+const bigDocs = (count: number, bytes: number): Doc[] =>
+  Array.from({ length: count }, (_, i) => ({ id: `d${i}`, n: i, text: randomBytes(bytes / 2).toString('hex'), nested: { list: [i, `é${i}`] } }));
+
+const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)) }) as RecordedEvent;
+
+const snapshotOf = async (reads: SqliteReadStore, docs: readonly Doc[], position: number, rebuild = false) => {
+  await withSnapshots(fold, 1).afterBatch!({
+    reads,
+    last: event(position),
+    changes: [],
+    ...(rebuild ? { rebuild: { physical: (c: string) => `${c}__rebuild` } } : {}),
+    state: async () => docs,
+  });
+};
+
+const chunkSizes = async (reads: SqliteReadStore, key: string) => {
+  const meta = (await latestSnapshot(reads, key))!;
+  const chunks = await reads.getMany(SNAPSHOTS, Array.from({ length: meta.chunks }, (_, i) => `${meta.id}#${i}`));
+  assert.is(chunks.size, meta.chunks, 'every chunk is there');
+  return [...chunks.values()].map((doc) => writeOpBytes({ kind: 'put', collection: SNAPSHOTS, doc }));
+};
+
+test('large documents are split into chunks of at most CHUNK_BYTES, and read back unchanged', async (ctx) => {
+  const reads = await open(ctx);
+  // 40 documents of 500 kB: 20 MB, far fewer than the 2,000 entries a chunk may hold.
+  const docs = bigDocs(40, 500_000);
+  await snapshotOf(reads, docs, 10);
+  const sizes = await chunkSizes(reads, 'bigfold');
+  assert.ok(sizes.length >= 5, `${sizes.length} chunks`);
+  for (const size of sizes) assert.ok(size <= CHUNK_BYTES, `a chunk of ${size} bytes`);
+  const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'bigfold'))!);
+  assert.equal([...state.collections.get('big')!.values()], docs);
+});
+
+test('a snapshot is written within the store’s bound of a transaction, chunks sized to fit it; switched-in rebuild snapshots too', async (ctx) => {
+  const limit = { ops: 3, bytes: 1_200_000 };
+  const reads = await open(ctx, { maxBatch: limit });
+  const docs = bigDocs(12, 400_000);
+  // Small documents as well: the entries bound (2,000) still applies.
+  const many = Array.from({ length: 4500 }, (_, i) => ({ id: `s${i}`, n: i }));
+  // Every bulkWrite past the bound would throw BatchTooLargeError.
+  await snapshotOf(reads, [...docs, ...many], 10);
+  const sizes = await chunkSizes(reads, 'bigfold');
+  for (const size of sizes) assert.ok(size <= limit.bytes, `a chunk of ${size} bytes`);
+  const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'bigfold'))!);
+  assert.equal([...state.collections.get('big')!.values()], [...docs, ...many]);
+
+  // A rebuild's snapshots replace the live ones when it is switched in: deletes and moves in parts too.
+  const rebuilt = bigDocs(6, 400_000);
+  await snapshotOf(reads, rebuilt, 20, true);
+  await withSnapshots(fold, 1).afterRebuild!(reads);
+  const metas = await reads.find(SNAPSHOTS, { where: { collection: 'bigfold' } });
+  assert.equal(metas.map((m) => m.id), ['rebuild:bigfold@20']);
+  assert.equal(await reads.find(SNAPSHOTS, { where: { collection: 'rebuild:bigfold' } }), []);
+  assert.is(await reads.get(SNAPSHOTS, 'bigfold@10#0'), null, 'the old chunks are gone');
+  const after = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'bigfold'))!);
+  assert.equal([...after.collections.get('big')!.values()], rebuilt);
+});
+
+test.run();
