@@ -121,10 +121,11 @@ export interface EventStore {
    * puts first the append that can lose a race (a dependent's claim, a user) and last the streams that only
    * this call can create (a new object's): a lost race then writes nothing, on either kind of engine.
    * A repeated call with the same event ids (a retry after a failure or an unanswered call) is a no-op for
-   * every append already written and answers the same results for it: an append is idempotent by event id.
+   * every append already written, answering its revision again: an append is idempotent by event id.
    *
    * Positions: on an atomic multi-stream append KurrentDB reports one log position, that of the commit's
-   * last event, which is then given for every stream of the call (never less than its own last event's).
+   * last event, which is then given for every stream of the call (never less than its own last event's);
+   * the highest position of a call, the one read-your-writes waits for, is the same on a repeated call.
    */
   appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   readStream(stream: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
