@@ -5,10 +5,13 @@ import type { EventStore } from '../events/event-store.ts';
 import { openSqliteEventStore } from '../events/adapters/sqlite-event-store.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import { openSqliteReadStore } from '../projections/adapters/sqlite-read-store.ts';
+import type { MongoConnection } from '../drivers/mongodb.ts';
 
 export interface Engines {
   readonly events: EventStore;
   readonly reads: ReadStore;
+  /** The process's one MongoDB client when the read models are there; GridFS uses it too. Closed by close(). */
+  readonly mongo?: MongoConnection;
   readonly describe: { readonly eventStore: string; readonly readStore: string };
   close(): Promise<void>;
 }
@@ -20,17 +23,19 @@ export const openEngines = async (config: Config, options: { clock?: () => numbe
     config.eventStore.engine === 'esdb'
       ? await (await import('../events/adapters/esdb-event-store.ts')).openEsdbEventStore(config.eventStore.url)
       : openSqliteEventStore(join(config.dataDir, 'events.db'), options.clock ? { clock: options.clock } : {});
-  const reads =
-    config.readStore.engine === 'mongodb'
-      ? await (await import('../projections/adapters/mongo-read-store.ts')).openMongoReadStore(config.readStore.url)
-      : openSqliteReadStore(join(config.dataDir, 'read.db'));
+  const mongo = config.readStore.engine === 'mongodb' ? await (await import('../drivers/mongodb.ts')).connectMongo(config.readStore.url) : undefined;
+  const reads = mongo
+    ? new (await import('../projections/adapters/mongo-read-store.ts')).MongoReadStore(mongo.db)
+    : openSqliteReadStore(join(config.dataDir, 'read.db'));
   return {
     events,
     reads,
+    ...(mongo ? { mongo } : {}),
     describe: { eventStore: config.eventStore.engine, readStore: config.readStore.engine },
     close: async () => {
       await events.close();
       await reads.close();
+      await mongo?.client.close();
     },
   };
 };

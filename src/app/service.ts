@@ -43,7 +43,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   await engines.reads.ensureCollection(snapshotSpec);
   await runner.start();
   const throttle = new FailureThrottle(10, 60_000, options.clock);
-  const blobs = await openBlobStore(config);
+  const blobs = await openBlobStore(config, engines);
   const secret = resolveDownloadSecret(config.files.downloadSecret, config.dataDir);
   if (secret.generated) logger.info({ file: secret.file }, 'download URL secret generated (mode 0600)');
   const signer = new DownloadSigner({

@@ -6,6 +6,11 @@ import { BlobNotFoundError, BlobTooLargeError, InvalidRangeError, type BlobStore
 
 export interface BlobStoreFixture {
   readonly store: BlobStore;
+  /**
+   * Uploads left unfinished in the engine's own terms (disk: temporary files; GridFS: uploads still
+   * recorded as under way, and chunks without a files document).
+   */
+  partialUploads(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -140,6 +145,16 @@ export const blobStoreContract = (name: string, open: () => Promise<BlobStoreFix
       assert.is((e as Error).message, 'client went away');
     }
     assert.is(await fx.store.exists({ digest: sha256(bytes), size: bytes.length }), false);
+  });
+
+  test('failed, oversize and duplicate puts leave no partial upload behind', async ({ fx }) => {
+    const bytes = randomBytes(200_000);
+    await fx.store.put(chunked(bytes, 10_000), { limit: 100_000 }).catch(() => undefined);
+    await fx.store.put(failing(bytes, new Error('gone'))).catch(() => undefined);
+    await fx.store.put(chunked(bytes, 10_000));
+    await fx.store.put(chunked(bytes, 10_000));
+    await Promise.all([0, 1].map(() => fx.store.put(chunked(bytes, 30_000))));
+    assert.is(await fx.partialUploads(), 0);
   });
 
   test('different blobs do not interfere', async ({ fx }) => {

@@ -11,7 +11,9 @@ import { tempDir } from '../support/tmp.ts';
 blobStoreContract('disk', async () => {
   const tmp = tempDir('svc-blobs');
   const store = await openDiskBlobStore(join(tmp.dir, 'files'));
-  return { store, close: async () => (await store.close(), tmp.remove()) };
+  const temporary = join(tmp.dir, 'files', 'tmp');
+  const partialUploads = async () => (existsSync(temporary) ? readdirSync(temporary).length : 0);
+  return { store, partialUploads, close: async () => (await store.close(), tmp.remove()) };
 }).run();
 
 /** Every regular file under `dir`, relative to it. */
