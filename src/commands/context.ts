@@ -4,6 +4,7 @@ import type { EventMetadata, EventStore } from '../events/event-store.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import { ProjectionTimeoutError, type ProjectionRunner } from '../projections/runner.ts';
 import type { Schema } from '../domain/schema.ts';
+import type { StreamLocks } from './appending/stream-locks.ts';
 
 /** What command handlers need: the log to write to and the read models to consult and wait for. */
 export interface CommandDeps {
@@ -12,8 +13,11 @@ export interface CommandDeps {
   readonly decode: EventDecoder;
   readonly schema: Schema;
   readonly runner: ProjectionRunner;
+  /** Also bounds how long a command keeps retrying after conflicts (then ContentionTimeout). */
   readonly waitTimeoutMs: number;
   readonly logger: Logger;
+  /** The process's stream locks (StoreHelpers.locks): given, commands on one stream take turns after a conflict. */
+  readonly locks?: StreamLocks;
 }
 
 /**
