@@ -7,12 +7,16 @@ import type { VersionedProjections } from '../projections/versioned-cache.ts';
 import { createObjectQueryCaches, type ObjectQueryCaches } from '../queries/object-api.ts';
 import { PrincipalCache } from '../http/middleware/api-key-auth.ts';
 import { SessionStore } from '../http/admin-ui/sessions.ts';
+import { FailureThrottle } from '../http/throttle.ts';
+import type { ReadStore } from '../projections/read-store.ts';
 
 /**
  * The in-memory state of one service besides its engines: caches of what requests derive from the
- * read models and the log, the command side's group commit and kept stream states, admin sessions.
- * Made once at start-up and handed to the commands, queries and routers that use them, so two
- * services in one process (tests, benchmarks) never share any.
+ * read models and the log, the command side's group commit and kept stream states; and the handles
+ * of what is shared with other processes through the read store (admin sessions, the failure
+ * throttles' counts, with their in-memory front caches). Made once at start-up and handed to the
+ * commands, queries and routers that use them, so two services in one process (tests, benchmarks)
+ * share nothing but what their store shares.
  */
 export interface ServiceCaches {
   /** REST API definitions, profile refs and folded stream states of push-data requests (over the event store's group commit). */
@@ -23,8 +27,17 @@ export interface ServiceCaches {
   readonly objects: ObjectQueryCaches;
   /** What API keys resolve to (user, groups, access). */
   readonly principals: PrincipalCache;
-  /** Sessions of the admin interface (signed in with the admin token). */
+  /** Sessions of the admin interface (signed in with the admin token), kept in the read store. */
   readonly sessions: SessionStore;
+  /** Failed authentications per client address, counted in the read store with a front cache here. */
+  readonly throttles: AuthThrottles;
+}
+
+export interface AuthThrottles {
+  /** API keys (Object, File, Reporting and push-data APIs). */
+  readonly apiKeys: FailureThrottle;
+  /** The admin token: the sign-in form and the admin API's Bearer tokens count together. */
+  readonly admin: FailureThrottle;
 }
 
 export interface CachedEngines {
@@ -32,14 +45,21 @@ export interface CachedEngines {
   /** The projection runner: versioned caches are dropped whenever the read model they derive from moves. */
   readonly runner: VersionedProjections;
   readonly decode: EventDecoder;
+  /** Where the throttles' counts and the admin sessions are shared with other processes. */
+  readonly reads: ReadStore;
+  readonly clock?: () => number;
 }
 
-export const createCaches = ({ events, runner, decode }: CachedEngines): ServiceCaches => {
+export const createCaches = ({ events, runner, decode, reads, clock }: CachedEngines): ServiceCaches => {
   return {
     push: createPushCaches(runner, createStoreHelpers(events), decode),
     parsedSnapshots: new Map(),
     objects: createObjectQueryCaches(runner),
     principals: PrincipalCache.forProjections(runner),
-    sessions: new SessionStore(),
+    sessions: new SessionStore(reads, clock ? { clock } : {}),
+    throttles: {
+      apiKeys: new FailureThrottle(reads, { scope: 'api-key', ...(clock ? { clock } : {}) }),
+      admin: new FailureThrottle(reads, { scope: 'admin', ...(clock ? { clock } : {}) }),
+    },
   };
 };

@@ -6,7 +6,6 @@ import type { Config } from '../config/config.ts';
 import { openEngines, type Engines } from './engines.ts';
 import { createApp } from '../http/koa-app.ts';
 import { ProjectionRunner } from '../projections/runner.ts';
-import { FailureThrottle } from '../http/throttle.ts';
 import { loadAppModel } from './app-model.ts';
 import { snapshotSpec } from '../projections/reporting/snapshots.ts';
 import { openBlobStore } from './open-blob-store.ts';
@@ -39,10 +38,9 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   const model = loadAppModel(config);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
   const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: model.projectors, logger });
-  const caches = createCaches({ events: engines.events, runner, decode: model.decode });
+  const caches = createCaches({ events: engines.events, runner, decode: model.decode, reads: engines.reads, ...(options.clock ? { clock: options.clock } : {}) });
   await engines.reads.ensureCollection(snapshotSpec);
   await runner.start();
-  const throttle = new FailureThrottle(10, 60_000, options.clock);
   const blobs = await openBlobStore(config, engines);
   const secret = resolveDownloadSecret(config.files.downloadSecret, config.dataDir);
   if (secret.generated) logger.info({ file: secret.file }, 'download URL secret generated (mode 0600)');
@@ -61,7 +59,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     schema: model.schema,
     decode: model.decode,
     adminToken: admin.token,
-    throttle,
+    throttles: caches.throttles,
     models: model.models,
     push: caches.push,
     objectCaches: caches.objects,

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { configFile } from './paths.ts';
 import { FILES_ENV_SPEC, filesConfigOf, type FilesConfig } from './files-config.ts';
 import { byteSize, decodeEnv, httpUrl, integer, oneOf, optional, text } from './env.ts';
+import { parseTrustProxy, TRUST_PROXY_EXPECTED, type TrustProxy } from './trust-proxy.ts';
 
 const ENGINE_URL = (schemes: readonly string[]) => (s: string) => schemes.some((p) => s.startsWith(p)) && URL.canParse(s);
 
@@ -21,10 +22,15 @@ export const ENV_SPEC = {
   SVC_BODY_LIMIT: byteSize(1024 * 1024),
   SVC_WAIT_TIMEOUT_MS: integer(0, 600_000, 5000),
   SVC_SHUTDOWN_TIMEOUT_MS: integer(0, 600_000, 10_000),
+  SVC_HEADERS_TIMEOUT_MS: integer(1000, 300_000, 20_000),
+  // At most an hour: the blob store's start-up sweep relies on no upload lasting longer.
+  SVC_REQUEST_TIMEOUT_MS: integer(1000, 3_600_000, 300_000),
+  SVC_KEEP_ALIVE_TIMEOUT_MS: integer(1000, 600_000, 5_000),
   SVC_SCHEMA: optional(text('a path to a schema JSON file', (s) => s.length > 0)),
   SVC_MODELS: optional(text('a path to a data-import models JSON file', (s) => s.length > 0)),
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
   SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 2_000),
+  SVC_TRUST_PROXY: optional(text(TRUST_PROXY_EXPECTED, (s) => parseTrustProxy(s) !== undefined)),
   SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
   ...FILES_ENV_SPEC,
 };
@@ -42,6 +48,8 @@ export interface Config {
   /** Longest a command waits for its effects to become readable before answering. */
   readonly waitTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  /** Limits on slow clients: time to send the headers, the whole request, and idle time between keep-alive requests. */
+  readonly http: { readonly headersTimeoutMs: number; readonly requestTimeoutMs: number; readonly keepAliveTimeoutMs: number };
   /** Schema file; default config/schema.json of the project. */
   readonly schemaFile: string;
   /** Data-import models; default config/models.json of the project. */
@@ -52,6 +60,8 @@ export interface Config {
   readonly snapshotInterval: number;
   /** File storage and signed downloads. */
   readonly files: FilesConfig;
+  /** Whether (and how far) the client address is taken from X-Forwarded-For. */
+  readonly trustProxy: TrustProxy;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 
@@ -66,6 +76,9 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
   const decoded = decodeEnv(ENV_SPEC, env);
   if (!decoded.ok) throw new ConfigError(decoded.errors);
   const v = decoded.value;
+  if (v.SVC_REQUEST_TIMEOUT_MS < v.SVC_HEADERS_TIMEOUT_MS) {
+    throw new ConfigError(['SVC_REQUEST_TIMEOUT_MS must be at least SVC_HEADERS_TIMEOUT_MS (the whole request includes its headers)']);
+  }
   return {
     port: v.PORT,
     host: v.SVC_HOST,
@@ -77,10 +90,12 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     bodyLimitBytes: v.SVC_BODY_LIMIT,
     waitTimeoutMs: v.SVC_WAIT_TIMEOUT_MS,
     shutdownTimeoutMs: v.SVC_SHUTDOWN_TIMEOUT_MS,
+    http: { headersTimeoutMs: v.SVC_HEADERS_TIMEOUT_MS, requestTimeoutMs: v.SVC_REQUEST_TIMEOUT_MS, keepAliveTimeoutMs: v.SVC_KEEP_ALIVE_TIMEOUT_MS },
     schemaFile: v.SVC_SCHEMA ? resolve(v.SVC_SCHEMA) : configFile('schema.json'),
     modelsFile: v.SVC_MODELS ? resolve(v.SVC_MODELS) : configFile('models.json'),
     collectionsFile: v.SVC_COLLECTIONS ? resolve(v.SVC_COLLECTIONS) : configFile('collections.json'),
     snapshotInterval: v.SVC_SNAPSHOT_INTERVAL,
+    trustProxy: parseTrustProxy(v.SVC_TRUST_PROXY) ?? { kind: 'off' },
     logLevel: v.SVC_LOG_LEVEL,
     files: filesConfigOf(v),
   };

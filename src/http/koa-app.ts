@@ -24,6 +24,7 @@ import { adminObjectRoutes } from './routes/admin-objects.ts';
 import { adminUserRoutes } from './routes/admin-users.ts';
 import { objectApiRoutes } from './routes/object-api.ts';
 import type { FailureThrottle } from './throttle.ts';
+import { clientAddress } from './client-address.ts';
 import type { Models } from '../domain/model.ts';
 import { controlValidator } from '../commands/push-data/control-validator.ts';
 import { adminModelRoutes } from './routes/admin-models.ts';
@@ -48,7 +49,8 @@ export interface AppDeps {
   readonly schema: Schema;
   readonly decode: EventDecoder;
   readonly adminToken: string;
-  readonly throttle: FailureThrottle;
+  /** Failed authentications per client address: API keys, and the admin token (sign-in form and Bearer). */
+  readonly throttles: { readonly apiKeys: FailureThrottle; readonly admin: FailureThrottle };
   readonly models: Models;
   /** What push-data requests keep between them (made at start-up). */
   readonly push: PushCaches;
@@ -77,7 +79,8 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
   // Errors are answered by handleErrors; koa's own handler would print stacks for expected ones.
   app.silent = true;
 
-  const admin = adminAuth(deps.adminToken, { sessions: deps.sessions });
+  const admin = adminAuth(deps.adminToken, { sessions: deps.sessions, throttle: deps.throttles.admin });
+  const throttle = deps.throttles.apiKeys;
   const adminBody = jsonBody(deps.config.bodyLimitBytes);
   const commands: CommandDeps = {
     events: deps.events,
@@ -103,18 +106,19 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
         adminFileRoutes(commands, { blobs: deps.blobs, fileLimitBytes: deps.config.files.fileLimitBytes }),
       ],
     },
-    { prefix: /^\/api\/v0-object/i, routers: [objectApiRoutes(queries, deps.reads, deps.throttle, principals)] },
-    { prefix: /^\/api\/push-data/i, routers: [pushDataRoutes(commands, deps.push, deps.models, deps.throttle, deps.config.bodyLimitBytes, principals)] },
-    { prefix: /^\/api\/reporting\/v0/i, routers: [reportingRoutes(deps.reporting, deps.reads, deps.throttle, principals)] },
-    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands })] },
+    { prefix: /^\/api\/v0-object/i, routers: [objectApiRoutes(queries, deps.reads, throttle, principals)] },
+    { prefix: /^\/api\/push-data/i, routers: [pushDataRoutes(commands, deps.push, deps.models, throttle, deps.config.bodyLimitBytes, principals)] },
+    { prefix: /^\/api\/reporting\/v0/i, routers: [reportingRoutes(deps.reporting, deps.reads, throttle, principals)] },
+    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands, signInThrottle: deps.throttles.admin })] },
     {
       prefix: /^\/api\/v0-file/i,
       routers: [
-        fileApiRoutes({ commands, reads: deps.reads, throttle: deps.throttle, blobs: deps.blobs, signer: deps.signer, bodyLimitBytes: deps.config.bodyLimitBytes, principals }),
+        fileApiRoutes({ commands, reads: deps.reads, throttle, blobs: deps.blobs, signer: deps.signer, bodyLimitBytes: deps.config.bodyLimitBytes, principals }),
       ],
     },
   ] as unknown as RouterFamily[];
 
+  app.use(clientAddress(deps.config.trustProxy));
   app.use(requestId(deps.logger));
   app.use(logRequests());
   app.use(jsonOutput());

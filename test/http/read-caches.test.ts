@@ -10,6 +10,7 @@ import { apiKeyAuth, PrincipalCache, type KeyedState } from '../../src/http/midd
 import { HttpError } from '../../src/http/errors.ts';
 import { FailureThrottle } from '../../src/http/throttle.ts';
 import type { ReadStore } from '../../src/projections/read-store.ts';
+import { openSqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
 import { collectionVersion, VersionedCache } from '../../src/projections/versioned-cache.ts';
 
 const test = suite('read caches');
@@ -64,6 +65,9 @@ test('VersionedCache: bounded, the oldest entry goes first', () => {
 
 const KEY = 'k'.repeat(16) + 'abcdefghijklmnopqrstuvwxyz01';
 
+/** The throttle counts in a store of its own, so the fake below counts only the key look-ups. */
+const throttle = (limit = 10) => new FailureThrottle(openSqliteReadStore(':memory:'), { scope: 'api-key', limit });
+
 const fakeReads = () => {
   const docs: Record<string, Map<string, any>> = {
     api_keys: new Map([['key1', { id: 'key1', username: 'ann', name: 'n', path: '/api/', lookup: KEY.slice(0, 16), hash: hashKey(KEY), revoked: false, createdAt: 'x' }]]),
@@ -111,7 +115,7 @@ const request = async (auth: ReturnType<typeof apiKeyAuth>, key: string, path = 
 test('apiKeyAuth: a cached key costs no read; a version move makes it read again', async () => {
   const { reads, calls, docs } = fakeReads();
   let version = 1;
-  const auth = apiKeyAuth(reads, new FailureThrottle(), new PrincipalCache(() => version));
+  const auth = apiKeyAuth(reads, throttle(), new PrincipalCache(() => version));
   const first = await request(auth, KEY);
   assert.is(first.status, 200);
   assert.is(first.actor, 'apikey:key1');
@@ -138,7 +142,7 @@ test('apiKeyAuth: a cached key costs no read; a version move makes it read again
 test('apiKeyAuth: a change committed during a load is never left cached', async () => {
   const { reads, calls, docs, duringFind } = fakeReads();
   let version = 1;
-  const auth = apiKeyAuth(reads, new FailureThrottle(), new PrincipalCache(() => version));
+  const auth = apiKeyAuth(reads, throttle(), new PrincipalCache(() => version));
   // The revocation is committed while the first request loads the key: that request still sees
   // the key valid (it read before the commit), but what it loaded must not outlive it.
   duringFind(() => {
@@ -164,17 +168,17 @@ test('apiKeyAuth: a change committed during a load is never left cached', async 
 
 test('apiKeyAuth: wrong keys, path restrictions and the unknown-projection case', async () => {
   const { reads, calls, docs } = fakeReads();
-  const auth = apiKeyAuth(reads, new FailureThrottle(100), new PrincipalCache(() => -1));
+  const auth = apiKeyAuth(reads, throttle(100), new PrincipalCache(() => -1));
   assert.is((await request(auth, KEY)).status, 200);
   assert.is((await request(auth, KEY)).status, 200);
   assert.is(calls.find, 2, 'version -1: nothing cached');
 
-  const cached = apiKeyAuth(reads, new FailureThrottle(100), new PrincipalCache(() => 7));
+  const cached = apiKeyAuth(reads, throttle(100), new PrincipalCache(() => 7));
   assert.is((await request(cached, KEY)).status, 200);
   assert.equal(await request(cached, KEY.slice(0, -1) + 'X'), { status: 403, kind: 'svc:auth:invalid-api-key' });
   assert.equal(await request(cached, `${KEY}x`), { status: 403, kind: 'svc:auth:invalid-api-key' });
   docs.api_keys!.get('key1')!.path = '=/api/v0-object/ref/x';
-  const exact = apiKeyAuth(reads, new FailureThrottle(100), new PrincipalCache(() => 7));
+  const exact = apiKeyAuth(reads, throttle(100), new PrincipalCache(() => 7));
   assert.is((await request(exact, KEY, '/api/v0-object/ref/x')).status, 200);
   assert.equal(await request(exact, KEY, '/api/v0-object/ref/y'), { status: 403, kind: 'svc:auth:invalid-api-key' }, 'the path is checked on a cache hit too');
 });

@@ -24,12 +24,14 @@ export const pageGuard =
   ({ sessions, cookies, limit }: GuardDeps): PageGuard =>
   (handler) =>
   async (ctx) => {
-    const session = sessions.get(sessionCookie(ctx, cookies));
-    if (!session) {
+    const id = sessionCookie(ctx, cookies);
+    const session = await sessions.get(id);
+    if (!id || !session) {
       const to = ctx.method === 'GET' || ctx.method === 'HEAD' ? `/admin/sign-in?next=${encodeURIComponent(ctx.originalUrl)}` : '/admin/sign-in?expired=1';
       return redirect(ctx, to);
     }
     ctx.state.actor = 'admin';
+    const flash = session.flash;
     const base: SignedIn = { session, csrf: session.csrf, form: new URLSearchParams() };
     let s = base;
     try {
@@ -48,4 +50,6 @@ export const pageGuard =
     } catch (e) {
       renderProblem(ctx, s, e);
     }
+    // The next page may be served by another process: a flash set (redirect) or shown (render) is stored.
+    if (session.flash !== flash) await sessions.save(id, session);
   };

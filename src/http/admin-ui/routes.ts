@@ -10,7 +10,7 @@ import type { Config } from '../../config/config.ts';
 import type { Models } from '../../domain/model.ts';
 import type { ProjectionRunner } from '../../projections/runner.ts';
 import type { AppState } from '../state.ts';
-import { FailureThrottle } from '../throttle.ts';
+import type { FailureThrottle } from '../throttle.ts';
 import { pageGuard } from './guard.ts';
 import { apiKeyPages } from './routes/api-keys.ts';
 import { generalPages, notFoundPages } from './routes/general.ts';
@@ -30,8 +30,8 @@ export interface AdminUiDeps {
   readonly runner: ProjectionRunner;
   /** The admin sessions; give the admin API's authentication (`adminAuth`) the same store so it accepts them too. */
   readonly sessions: SessionStore;
-  /** Failed sign-ins per client address; default 10 a minute. */
-  readonly signInThrottle?: FailureThrottle;
+  /** Failed sign-ins per client address (shared with the admin API's Bearer tokens). */
+  readonly signInThrottle: FailureThrottle;
 }
 
 export const adminUiRoutes = (deps: AdminUiDeps) => {
@@ -42,7 +42,7 @@ export const adminUiRoutes = (deps: AdminUiDeps) => {
   const page = pageGuard({ sessions, cookies, limit });
 
   generalPages(router, page);
-  sessionPages(router, page, { adminToken, sessions, cookies, limit, throttle: deps.signInThrottle ?? new FailureThrottle(10, 60_000) });
+  sessionPages(router, page, { adminToken, sessions, cookies, limit, throttle: deps.signInThrottle });
   restApiPages(router, page, { commands, validate: controlValidator(models, commands.schema), baseUrl: deps.config.baseUrl });
   apiKeyPages(router, page, commands);
   modelPages(router, page, models);

@@ -49,6 +49,10 @@ export class PrincipalCache extends VersionedCache<string, ResolvedKey> {
 
 const BASIC = /^Basic\s+([A-Za-z0-9+/]+={0,2})\s*$/i;
 const invalidKey = () => new HttpError(403, 'svc:auth:invalid-api-key', 'Invalid API Key');
+const throttled = (blockedMs: number) =>
+  new HttpError(403, 'svc:auth:throttle', 'Too many failed API authentication attempts, API usage suspended. Pause requests to wait until restriction lifted.', {
+    'Retry-After': String(Math.ceil(blockedMs / 1000)),
+  });
 
 /** Loads what a key resolves to from the read store; undefined when no unrevoked key has this hash. */
 const resolveKey = async (reads: ReadStore, key: string, digest: Buffer): Promise<ResolvedKey | undefined> => {
@@ -76,20 +80,19 @@ const resolveKey = async (reads: ReadStore, key: string, digest: Buffer): Promis
  * the cache before the command that made it answers.
  */
 export const apiKeyAuth = (reads: ReadStore, throttle: FailureThrottle, principals?: PrincipalCache): Middleware<KeyedState> => {
-  const failed = (client: string) => {
-    throttle.fail(client);
-    return invalidKey();
+  const failed = async (client: string) => {
+    const { blockedMs, blockedBefore } = await throttle.fail(client);
+    return blockedBefore ? throttled(blockedMs) : invalidKey();
   };
   return async (ctx, next) => {
     const client = ctx.ip;
-    if (throttle.blocked(client)) {
-      throw new HttpError(403, 'svc:auth:throttle', 'Too many failed API authentication attempts, API usage suspended. Pause requests to wait until restriction lifted.');
-    }
+    const blockedMs = throttle.blockedFor(client);
+    if (blockedMs > 0) throw throttled(blockedMs);
     const match = BASIC.exec(ctx.get('Authorization'));
     if (!match) throw unauthorised('This API needs HTTP Basic authentication with user name svc and an API key as password', 'Basic realm="svc", charset="UTF-8"', 'svc:auth:credentials-required');
     const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
     const key = decoded.startsWith('svc:') ? decoded.slice(4) : '';
-    if (key.length <= KEY_LOOKUP_LENGTH) throw failed(client);
+    if (key.length <= KEY_LOOKUP_LENGTH) throw await failed(client);
     // SHA-256 of the whole key: the cache's key, and what the stored hash is compared with.
     const digest = hash('sha256', key, 'base64');
     let resolved = principals?.get(digest);
@@ -99,7 +102,7 @@ export const apiKeyAuth = (reads: ReadStore, throttle: FailureThrottle, principa
       resolved = await resolveKey(reads, key, Buffer.from(digest, 'base64'));
       if (resolved && principals) principals.set(digest, resolved, version);
     }
-    if (!resolved || !pathCovered(resolved.path, ctx.path)) throw failed(client);
+    if (!resolved || !pathCovered(resolved.path, ctx.path)) throw await failed(client);
     if (!resolved.principal) throw new HttpError(403, 'svc:auth:not-authorised', 'Not authorised');
     ctx.state.principal = resolved.principal;
     ctx.state.actor = `apikey:${resolved.keyId}`;

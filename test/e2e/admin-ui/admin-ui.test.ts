@@ -5,7 +5,10 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SessionStore } from '../../../src/http/admin-ui/sessions.ts';
+import { join } from 'node:path';
+import { ADMIN_SESSIONS, SessionStore, type SessionOptions } from '../../../src/http/admin-ui/sessions.ts';
+import { openSqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import { tempDir } from '../../support/tmp.ts';
 import { basic, call } from '../../support/fixtures.ts';
 import { control, push } from '../../support/push-data.ts';
 import { startTestService, type TestService } from '../../support/service.ts';
@@ -652,37 +655,78 @@ forms.run();
 
 const store = suite('Admin UI: session store');
 
-store('sessions end after inactivity and at their maximum age; only hashes of ids are kept', () => {
+/** A session store over a fresh embedded read store (what every service process shares). */
+const sessionStore = (options: SessionOptions) => {
+  const tmp = tempDir('svc-sessions');
+  const reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
+  return { reads, sessions: new SessionStore(reads, options), close: async () => (await reads.close(), tmp.remove()) };
+};
+
+store('sessions end after inactivity and at their maximum age; only hashes of ids are kept', async () => {
   let now = 1_000_000;
-  const sessions = new SessionStore({ idleMs: 1000, maxAgeMs: 5000, clock: () => now });
-  const { id, session } = sessions.create();
-  assert.is(sessions.get(id), session);
-  now += 999;
-  assert.is(sessions.get(id), session, 'activity restarts the idle timer');
-  now += 999;
-  assert.ok(sessions.get(id));
-  now += 1000;
-  assert.is(sessions.get(id), undefined, 'idle too long');
-  const second = sessions.create();
-  for (let i = 0; i < 6; i++) {
-    now += 900;
-    if (i < 5) assert.ok(sessions.get(second.id), `alive at ${i}`);
+  const { reads, sessions, close } = sessionStore({ idleMs: 1000, maxAgeMs: 5000, clock: () => now });
+  try {
+    const { id, session } = await sessions.create();
+    assert.equal(await sessions.get(id), session);
+    now += 999;
+    assert.equal((await sessions.get(id))?.csrf, session.csrf, 'activity restarts the idle timer');
+    now += 999;
+    assert.ok(await sessions.get(id));
+    now += 1000;
+    assert.is(await sessions.get(id), undefined, 'idle too long');
+    const second = await sessions.create();
+    for (let i = 0; i < 6; i++) {
+      now += 900;
+      if (i < 5) assert.ok(await sessions.get(second.id), `alive at ${i}`);
+    }
+    assert.is(await sessions.get(second.id), undefined, 'past the maximum age');
+    assert.is(await sessions.get('made-up'), undefined);
+    const third = await sessions.create();
+    const stored = JSON.stringify(await reads.find(ADMIN_SESSIONS));
+    assert.ok(stored.includes(third.session.csrf), 'the session is in the read store');
+    assert.not.ok(stored.includes(third.id), 'but not its id');
+  } finally {
+    await close();
   }
-  assert.is(sessions.get(second.id), undefined, 'past the maximum age');
-  assert.is(sessions.get('made-up'), undefined);
-  assert.not.ok(JSON.stringify([...(sessions as unknown as { sessions: Map<string, unknown> }).sessions.keys()]).includes(second.id));
 });
 
-store('the store keeps at most maxSessions, dropping the least recently used', () => {
-  const sessions = new SessionStore({ maxSessions: 2 });
-  const a = sessions.create();
-  const b = sessions.create();
-  sessions.get(a.id);
-  const c = sessions.create();
-  assert.ok(sessions.get(a.id));
-  assert.is(sessions.get(b.id), undefined);
-  assert.ok(sessions.get(c.id));
-  assert.is(sessions.size, 2);
+store('the store keeps at most maxSessions, dropping the least recently used', async () => {
+  let now = 1_000_000;
+  const { sessions, close } = sessionStore({ maxSessions: 2, touchMs: 0, clock: () => now });
+  try {
+    const a = await sessions.create();
+    now += 10;
+    const b = await sessions.create();
+    now += 10;
+    await sessions.get(a.id);
+    now += 10;
+    const c = await sessions.create();
+    assert.ok(await sessions.get(a.id));
+    assert.is(await sessions.get(b.id), undefined);
+    assert.ok(await sessions.get(c.id));
+    assert.is(await sessions.size(), 2);
+  } finally {
+    await close();
+  }
+});
+
+store('a session ended by one store object is ended for another over the same read store, and stays ended', async () => {
+  const { reads, sessions, close } = sessionStore({});
+  try {
+    const other = new SessionStore(reads, { touchMs: 0 });
+    const { id } = await sessions.create();
+    const seen = await other.get(id);
+    assert.ok(seen, 'known to the other');
+    await sessions.destroy(id);
+    assert.is(await other.get(id), undefined);
+    // A process that loaded the session just before the sign-out writes it back afterwards: still ended.
+    seen!.flash = { kind: 'success', text: 'late write' };
+    await other.save(id, seen!);
+    assert.is(await other.get(id), undefined);
+    assert.is(await sessions.get(id), undefined);
+  } finally {
+    await close();
+  }
 });
 
 store.run();

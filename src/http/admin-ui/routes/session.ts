@@ -12,7 +12,7 @@ export interface SessionPagesDeps {
   readonly adminToken: string;
   readonly sessions: SessionStore;
   readonly cookies: CookieNames;
-  /** Failed sign-ins per client address. */
+  /** Failed admin-token attempts per client address (shared with the admin API's Bearer tokens). */
   readonly throttle: FailureThrottle;
   /** Largest form accepted, in bytes. */
   readonly limit: number;
@@ -23,9 +23,9 @@ const SIGN_IN_TOKEN = /^[A-Za-z0-9_-]{43}$/;
 export const sessionPages = (router: Router<AppState>, page: PageGuard, deps: SessionPagesDeps) => {
   const { sessions, cookies, throttle, limit } = deps;
 
-  router.get('/sign-in', (ctx) => {
+  router.get('/sign-in', async (ctx) => {
     const next = safeNext(typeof ctx.query.next === 'string' ? ctx.query.next : undefined);
-    if (sessions.get(sessionCookie(ctx, cookies))) return redirect(ctx, next);
+    if (await sessions.get(sessionCookie(ctx, cookies))) return redirect(ctx, next);
     const existing = readCookie(ctx.get('Cookie'), cookies.signIn);
     const token = existing && SIGN_IN_TOKEN.test(existing) ? existing : newSecret();
     ctx.append('Set-Cookie', serialiseCookie(cookies.signIn, token, { maxAge: 3600, secure: cookies.secure }));
@@ -49,13 +49,18 @@ export const sessionPages = (router: Router<AppState>, page: PageGuard, deps: Se
       });
     }
     const again = (status: number, error: string) => send(ctx, status, { title: 'Sign in', body: signInPage({ csrf: expected, next, error }) });
-    if (throttle.blocked(ctx.ip)) return again(429, 'Too many failed sign-in attempts from your address. Wait a minute, then try again.');
+    const tooMany = (blockedMs: number) => {
+      ctx.set('Retry-After', String(Math.ceil(blockedMs / 1000)));
+      return again(429, 'Too many failed sign-in attempts from your address. Wait a minute, then try again.');
+    };
+    const blockedMs = throttle.blockedFor(ctx.ip);
+    if (blockedMs > 0) return tooMany(blockedMs);
     if (!sameSecret(rawField(form, 'token').trim(), deps.adminToken)) {
-      throttle.fail(ctx.ip);
-      return again(401, 'That is not the admin token.');
+      const counted = await throttle.fail(ctx.ip);
+      return counted.blockedBefore ? tooMany(counted.blockedMs) : again(401, 'That is not the admin token.');
     }
-    sessions.destroy(sessionCookie(ctx, cookies));
-    const { id, session } = sessions.create();
+    await sessions.destroy(sessionCookie(ctx, cookies));
+    const { id, session } = await sessions.create();
     ctx.append('Set-Cookie', serialiseCookie(cookies.session, id, { maxAge: sessions.cookieMaxAge(session), secure: cookies.secure }));
     ctx.append('Set-Cookie', serialiseCookie(cookies.signIn, '', { maxAge: 0, secure: cookies.secure }));
     redirect(ctx, next);
@@ -63,8 +68,8 @@ export const sessionPages = (router: Router<AppState>, page: PageGuard, deps: Se
 
   router.post(
     '/sign-out',
-    page((ctx) => {
-      sessions.destroy(sessionCookie(ctx, cookies));
+    page(async (ctx) => {
+      await sessions.destroy(sessionCookie(ctx, cookies));
       ctx.append('Set-Cookie', serialiseCookie(cookies.session, '', { maxAge: 0, secure: cookies.secure }));
       redirect(ctx, '/admin/sign-in?signed-out=1');
     }),
