@@ -90,6 +90,8 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     runner: deps.runner,
     waitTimeoutMs: deps.config.waitTimeoutMs,
     logger: deps.logger,
+    // The push-data commits' locks: an admin change to an object takes its turn with pushes to it.
+    locks: deps.push.store.locks,
   };
   const principals = deps.principals;
   const queries: ObjectQueryDeps = { reads: deps.reads, schema: deps.schema, baseUrl: deps.config.baseUrl, ...deps.objectCaches };
