@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
 import { resolveAdminToken } from './admin-token.ts';
 import type { Config } from '../config/config.ts';
 import { openEngines, type Engines } from './engines.ts';
 import { createApp } from '../http/koa-app.ts';
+import { startHttpServer } from './http-server.ts';
 import { ProjectionRunner } from '../projections/runner.ts';
 import { loadAppModel } from './app-model.ts';
 import { snapshotSpec } from '../projections/reporting/snapshots.ts';
@@ -78,22 +78,14 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       clock: options.clock ?? Date.now,
     },
   });
-  const server = app.listen(config.port, config.host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const port = (server.address() as AddressInfo).port;
+  const http = await startHttpServer(app.callback(), config, logger);
+  const { server, port } = http;
   logger.info({ port, host: config.host, baseUrl: config.baseUrl, ...engines.describe }, 'service started');
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const force = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
-      await closed;
-      clearTimeout(force);
+      await http.stop(config.shutdownTimeoutMs);
       await runner.stop();
       await engines.close();
       await blobs.close();

@@ -55,6 +55,30 @@ test('every bad value is reported on its own line, without echoing secrets', () 
   }
 });
 
+test('limits on slow clients: defaults, ranges, and a request timeout no shorter than the headers timeout', () => {
+  assert.equal(loadConfig({}).http, { headersTimeoutMs: 20_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 5_000 });
+  assert.equal(loadConfig({ SVC_HEADERS_TIMEOUT_MS: '1000', SVC_REQUEST_TIMEOUT_MS: '1000', SVC_KEEP_ALIVE_TIMEOUT_MS: '65000' }).http, {
+    headersTimeoutMs: 1000,
+    requestTimeoutMs: 1000,
+    keepAliveTimeoutMs: 65_000,
+  });
+  const problems = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return [];
+    } catch (e) {
+      assert.instance(e, ConfigError);
+      return (e as ConfigError).problems.map((p) => p.split(' ')[0]);
+    }
+  };
+  assert.equal(problems({ SVC_HEADERS_TIMEOUT_MS: '999', SVC_REQUEST_TIMEOUT_MS: '3600001', SVC_KEEP_ALIVE_TIMEOUT_MS: '0' }), [
+    'SVC_HEADERS_TIMEOUT_MS',
+    'SVC_REQUEST_TIMEOUT_MS',
+    'SVC_KEEP_ALIVE_TIMEOUT_MS',
+  ]);
+  assert.equal(problems({ SVC_HEADERS_TIMEOUT_MS: '30000', SVC_REQUEST_TIMEOUT_MS: '20000' }), ['SVC_REQUEST_TIMEOUT_MS']);
+});
+
 test('an unset admin token is generated once, kept with mode 0600, then reused', () => {
   const tmp = tempDir();
   const first = resolveAdminToken(undefined, tmp.dir);
