@@ -32,6 +32,13 @@ export interface BatchContext {
   readonly reads: ReadStore;
   /** The batch's last event. */
   readonly last: RecordedEvent;
+  /**
+   * The position the batch folds on from (its first event is the next one after it). When it is
+   * not the `last` of the previous batch this projector saw, something else folded in between (another
+   * process held the projection, or a failed window was dropped): what was kept about earlier
+   * batches is incomplete.
+   */
+  readonly after?: number;
   /** What the batch wrote and removed, under the projector's own collection names. */
   readonly changes: readonly WriteOp[];
   /** Set while the projection is being rebuilt. */

@@ -2,9 +2,12 @@ import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { BatchDocs } from './batch-docs.ts';
 import type { Projector, RebuildTarget } from './projector.ts';
 import type { ReadStore } from './read-store.ts';
+import { MAX_COMMIT_OPS } from './runner/commit-policy.ts';
 
 export const REBUILD_SUFFIX = '__rebuild';
 export const rebuildCheckpoint = (projection: string) => `rebuild:${projection}`;
+/** The lease held by whoever runs a projection's rebuild (a projector's worker or the CLI): one at a time. */
+export const rebuildLease = (projection: string) => `rebuild:${projection}`;
 
 export interface RebuildProgress {
   /** The projection rebuilt, or the names of all of them joined by ", ". */
@@ -19,6 +22,44 @@ export interface RebuildProgress {
   readonly phase: 'building' | 'switching' | 'done' | 'interrupted';
 }
 
+export type RebuildRecord = RebuildProgress & { readonly error?: string };
+
+export class RebuildInProgressError extends Error {
+  constructor(readonly projection: string) {
+    super(`Projection ${projection} is already being rebuilt`);
+  }
+}
+
+/**
+ * Each projection's last rebuild as every process sees it: requested (building, nothing read
+ * yet), its progress, and how it ended. Written by whoever runs the rebuild.
+ */
+export const REBUILDS = 'projection_rebuilds';
+export const rebuildsSpec = { name: REBUILDS, indexes: [] };
+
+/** A rebuild asked for or running, not ended (a crashed one stays under way until it is resumed). */
+export const rebuildUnderway = (r: RebuildRecord | undefined): boolean => !!r && !r.error && (r.phase === 'building' || r.phase === 'switching');
+
+export const readRebuilds = async (reads: ReadStore, projections: readonly string[]): Promise<Map<string, RebuildRecord>> => {
+  const docs = await reads.getMany<{ id: string; progress: RebuildRecord }>(REBUILDS, projections);
+  return new Map([...docs].map(([name, doc]) => [name, doc.progress]));
+};
+
+const writeRebuild = (reads: ReadStore, name: string, progress: RebuildRecord) =>
+  reads.upsert(REBUILDS, { id: name, progress: { ...progress, projection: name }, updatedAt: new Date().toISOString() });
+
+/**
+ * Records that `name` is to be rebuilt: the holder of its lease picks the request up. Refused while
+ * one is under way (requested, running, or left half-done by a crash and not yet resumed).
+ */
+export const requestRebuild = async (events: EventStore, reads: ReadStore, name: string): Promise<RebuildProgress> => {
+  const [current] = [...(await readRebuilds(reads, [name])).values()];
+  if (rebuildUnderway(current) || (await reads.getLease(rebuildLease(name)))) throw new RebuildInProgressError(name);
+  const requested: RebuildProgress = { projection: name, processed: 0, position: 0, head: await events.headPosition(), eventsPerSecond: 0, etaSeconds: null, phase: 'building' };
+  await writeRebuild(reads, name, requested);
+  return requested;
+};
+
 export interface RebuildOptions {
   readonly events: EventStore;
   readonly reads: ReadStore;
@@ -28,13 +69,26 @@ export interface RebuildOptions {
   readonly onProgress?: (progress: RebuildProgress) => void;
   /** Stops after the page in progress (and commits it); the next run resumes from there. */
   readonly signal?: AbortSignal;
+  /**
+   * A stop by `signal` is not the operator's: the stored record stays "building", so the next
+   * holder of the projection resumes it (a service shutting down).
+   */
+  readonly resumeAfterStop?: boolean;
   /** Longest time folded documents stay uncommitted (what an interruption without a signal can lose). */
   readonly commitEveryMs?: number;
+  /** Most write operations per commit (see MAX_COMMIT_OPS). */
+  readonly maxCommitOps?: number;
+  /** Name on the rebuild leases; a random one by default. */
+  readonly owner?: string;
+  readonly leaseTtlMs?: number;
+  readonly leaseRenewMs?: number;
 }
 
 /** Documents held in memory by a rebuild before it commits them and goes on reading from the store. */
 const MAX_CACHED_DOCS = 2_000_000;
 const MAX_PENDING_DOCS = 300_000;
+/** Least time between two progress records written to the store. */
+const RECORD_EVERY_MS = 500;
 
 const target: RebuildTarget = { physical: (c) => `${c}${REBUILD_SUFFIX}` };
 
@@ -46,18 +100,54 @@ interface Build {
   docs: BatchDocs;
 }
 
+/** Takes every projection's rebuild lease, or none. */
+const takeLeases = async (reads: ReadStore, names: readonly string[], owner: string, ttlMs: number): Promise<void> => {
+  const taken: string[] = [];
+  for (const name of names) {
+    if (await reads.acquireLease(rebuildLease(name), owner, ttlMs)) {
+      taken.push(name);
+      continue;
+    }
+    for (const t of taken) await reads.releaseLease(rebuildLease(t), owner);
+    throw new RebuildInProgressError(name);
+  }
+};
+
 /**
  * Blue/green rebuild of one or more projections in one pass over the log: each is folded into
  * fresh copies of its collections (with its own checkpoint, so an interrupted run resumes) while
  * the live ones keep serving, then switched in atomically. A rebuild from the start keeps its
  * documents in memory and writes each once per commit, however many events touched it. The live
  * projection, wherever it runs, finds its checkpoint moved and carries on from the rebuilt
- * position: nothing is missed, nothing applied twice.
+ * position: nothing is missed, nothing applied twice. One rebuild of a projection runs at a time
+ * across every process (a lease, renewed while it runs); its progress is recorded in the store.
  */
 export const rebuildProjections = async (options: RebuildOptions): Promise<RebuildProgress> => {
   const { events, reads, projectors } = options;
+  const owner = options.owner ?? `rebuild-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const ttlMs = options.leaseTtlMs ?? 10_000;
+  const renewMs = options.leaseRenewMs ?? 3_000;
+  const names = projectors.map((p) => p.name);
+  await reads.ensureCollection(rebuildsSpec);
+  await takeLeases(reads, names, owner, ttlMs);
+  let last: RebuildProgress | undefined;
+  try {
+    return await rebuild(options, owner, ttlMs, renewMs, (p) => (last = p));
+  } catch (error) {
+    const message = (error as Error).message;
+    const at: RebuildProgress = last ?? { projection: names.join(', '), processed: 0, position: 0, head: 0, eventsPerSecond: 0, etaSeconds: null, phase: 'building' };
+    for (const name of names) await writeRebuild(reads, name, { ...at, error: message }).catch(() => undefined);
+    throw error;
+  } finally {
+    for (const name of names) await reads.releaseLease(rebuildLease(name), owner).catch(() => undefined);
+  }
+};
+
+const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, renewMs: number, seen: (p: RebuildProgress) => void): Promise<RebuildProgress> => {
+  const { events, reads, projectors } = options;
   const batchSize = options.batchSize ?? 2000;
   const commitEveryMs = options.commitEveryMs ?? 60_000;
+  const maxOps = options.maxCommitOps ?? MAX_COMMIT_OPS;
   const builds: Build[] = [];
   for (const projector of projectors) {
     const checkpoint = rebuildCheckpoint(projector.name);
@@ -76,14 +166,31 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
   let processed = 0;
   let head = await events.headPosition();
   const name = projectors.map((p) => p.name).join(', ');
-  const progress = (phase: RebuildProgress['phase']): RebuildProgress => {
+  let recordedAt = 0;
+  let recordedPhase: RebuildProgress['phase'] | undefined;
+  const progress = async (phase: RebuildProgress['phase'], stored: RebuildProgress['phase'] = phase, report = true): Promise<RebuildProgress> => {
     const seconds = (Date.now() - started) / 1000;
     const rate = seconds > 0 ? processed / seconds : 0;
     // Positions approximate events on the embedded store; on EventStoreDB they are bytes, so the ETA is rougher.
     const remaining = Math.max(0, head - position);
     const p = { projection: name, processed, position, head, eventsPerSecond: Math.round(rate), etaSeconds: rate > 0 ? Math.ceil(remaining / rate) : null, phase };
-    options.onProgress?.(p);
+    seen(p);
+    if (report) options.onProgress?.(p);
+    if (stored !== recordedPhase || Date.now() - recordedAt >= RECORD_EVERY_MS) {
+      for (const b of builds) await writeRebuild(reads, b.projector.name, { ...p, phase: stored });
+      recordedAt = Date.now();
+      recordedPhase = stored;
+    }
     return p;
+  };
+  let renewedAt = Date.now();
+  // Renewed between pages rather than by a timer: a rebuild keeps its thread busy for long stretches.
+  const renew = async () => {
+    if (Date.now() - renewedAt < renewMs) return;
+    for (const b of builds) {
+      if (!(await reads.renewLease(rebuildLease(b.projector.name), owner, ttlMs))) throw new Error(`Rebuild of ${b.projector.name} lost its lease to another process`);
+    }
+    renewedAt = Date.now();
   };
 
   const commit = async (b: Build, at: number) => {
@@ -91,8 +198,6 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
     await reads.commitBatch(b.checkpoint, b.docs.ops(), b.stored === 0 ? null : { position: b.stored }, { position: at });
     b.docs.written();
     b.stored = at;
-    // Past this size the cache stops being the whole state: later misses read the committed documents.
-    if (b.docs.size > MAX_CACHED_DOCS) b.docs = new BatchDocs(reads, target.physical, false);
   };
   let committedAt = Date.now();
   const commitAll = async (at: number) => {
@@ -100,11 +205,14 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
     committedAt = Date.now();
   };
 
+  // Recorded at once (other processes show it), reported after the first page as before.
+  await progress('building', 'building', false);
   for (;;) {
     if (options.signal?.aborted) {
       await commitAll(position);
-      return progress('interrupted');
+      return progress('interrupted', options.resumeAfterStop ? 'building' : 'interrupted');
     }
+    await renew();
     const headBefore = await events.headPosition();
     const batch: RecordedEvent[] = [];
     for await (const e of events.readAll({ after: position, maxCount: batchSize, ...(types ? { types } : {}) })) batch.push(e);
@@ -113,9 +221,12 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
       position = Math.max(position, headBefore);
       break;
     }
+    const after = position;
     for (const event of batch) {
       for (const b of builds) {
         if (event.position > b.stored && (b.projector.handles === undefined || b.projector.handles.includes(event.type))) await b.projector.apply(event, b.docs);
+        // A commit window ends at an event boundary once it holds as many writes as one commit may.
+        if (b.docs.pending >= maxOps) await commit(b, event.position);
       }
     }
     const last = batch[batch.length - 1]!;
@@ -129,6 +240,7 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
       await b.projector.afterBatch({
         reads,
         last,
+        after,
         changes: b.docs.takeChanges(),
         rebuild: target,
         state: async (collection) => {
@@ -139,11 +251,13 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
       });
     }
     if (Date.now() - committedAt > commitEveryMs || builds.some((b) => b.docs.pending > MAX_PENDING_DOCS)) await commitAll(position);
+    // Past this size the cache stops being the whole state: later misses read the committed documents.
+    for (const b of builds) if (b.docs.pending === 0 && b.docs.size > MAX_CACHED_DOCS) b.docs = new BatchDocs(reads, target.physical, false);
     if (last.position > head) head = await events.headPosition();
-    progress('building');
+    await progress('building');
   }
   await commitAll(position);
-  progress('switching');
+  await progress('switching');
   for (const b of builds) {
     await reads.swapIn(
       b.projector.collections.map((c) => [target.physical(c.name), c.name] as const),

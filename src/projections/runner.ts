@@ -1,21 +1,20 @@
+import { hostname } from 'node:os';
 import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { BatchDocs } from './batch-docs.ts';
 import type { Projector } from './projector.ts';
 import { CheckpointConflictError, type ReadStore } from './read-store.ts';
-import { rebuildCheckpoint, rebuildProjection, type RebuildProgress } from './rebuild.ts';
-import { commitNow, IDLE_COMMIT_MS, keepCache, needsWrite } from './runner/commit-policy.ts';
+import { rebuildCheckpoint, rebuildProjections, rebuildsSpec, readRebuilds, requestRebuild, type RebuildProgress } from './rebuild.ts';
+import { commitNow, IDLE_COMMIT_MS, keepCache, MAX_COMMIT_OPS, needsWrite, NOOP_FLUSH_MS } from './runner/commit-policy.ts';
 import { Feed } from './runner/feed.ts';
+import { fencedWrites } from './runner/fenced-writes.ts';
+import { RebuildTasks, type RebuildLauncher } from './runner/rebuild-tasks.ts';
 import { statusOf, type ProjectionStatus } from './runner/status.ts';
 import { foldingAny, Waiters } from './runner/waiters.ts';
 
 export type { ProjectionState, ProjectionStatus } from './runner/status.ts';
 export { ProjectionTimeoutError } from './runner/waiters.ts';
-
-export class RebuildInProgressError extends Error {
-  constructor(readonly projection: string) {
-    super(`Projection ${projection} is already being rebuilt`);
-  }
-}
+export { RebuildInProgressError } from './rebuild.ts';
+export type { RebuildLauncher } from './runner/rebuild-tasks.ts';
 
 export interface Logger {
   info(obj: object, msg?: string): void;
@@ -31,15 +30,35 @@ export interface RunnerOptions {
   readonly logger?: Logger;
   /** First delay before a failed projection is retried; doubles up to 30 s. */
   readonly retryDelayMs?: number;
-  /** How often to look for checkpoints moved by another process (e.g. a rebuild switched in by the CLI). */
-  readonly checkpointWatchMs?: number;
+  /**
+   * Fold projections (taking their leases: roles all and projector), or only follow the
+   * checkpoints other processes store (role api). Default true.
+   */
+  readonly fold?: boolean;
+  /** This runner's name on the leases it holds: unique across the cluster. */
+  readonly owner?: string;
+  /** A lease not renewed for this long lapses and a standby takes the projection over. */
+  readonly leaseTtlMs?: number;
+  /** How often held leases are renewed and free ones sought. */
+  readonly leaseRenewMs?: number;
+  /** How often stored checkpoints are read while nobody waits (so caches follow other processes' commits). */
+  readonly followMs?: number;
+  /** How often stored checkpoints are read while a caller waits for one (read-your-writes). */
+  readonly waitPollMs?: number;
+  /** Runs rebuilds (a worker thread in the service); in this thread by default. */
+  readonly launchRebuild?: RebuildLauncher;
+  /** Most write operations per commit (see MAX_COMMIT_OPS). */
+  readonly maxCommitOps?: number;
 }
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
+/** A lease owner name that says where it runs (shown in status) and is unique per runner. */
+export const newOwnerId = () => `${hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+
 interface Running {
   readonly projector: Projector;
-  /** Position of the last event folded in (what waitFor and status go by). */
+  /** Position of the last event folded in (what waitFor and status go by); for a standby, the stored checkpoint. */
   checkpoint: number;
   /** The checkpoint as stored; behind `checkpoint` only after batches that changed nothing. */
   persisted: number;
@@ -49,16 +68,22 @@ interface Running {
   docs?: BatchDocs;
   committedAt: number;
   commitTimer?: NodeJS.Timeout;
+  flushTimer?: NodeJS.Timeout;
   persistedAt: number;
   failed?: Error;
   stopped: boolean;
+  /** Holds the projection's lease and folds it here. */
+  active: boolean;
+  /** Folded elsewhere: this runner follows the stored checkpoint (the negation of active, for status). */
+  standby: boolean;
+  /** Bumped whenever folding (re)starts or stops: a reader or retry of an older one does nothing. */
+  generation: number;
   /** The log reader feeding this projection (shared by all of them, unless it had to fall back to its own). */
   feed?: Feed<Running>;
   retryTimer?: NodeJS.Timeout;
   retryDelay: number;
   busy: boolean;
-  rebuild?: RebuildProgress & { error?: string };
-  /** Bumped whenever this process sees the projection's documents change (a batch with writes, a resync). */
+  /** Bumped whenever this process sees the projection's documents change (a batch with writes, a resync, a moved stored checkpoint). */
   version: number;
 }
 
@@ -66,25 +91,75 @@ interface Running {
  * Feeds each projector from its own checkpoint: batched catch-up, then live. Each batch's
  * document changes and the new checkpoint commit together, so a crash or a failing event never
  * leaves a half-applied batch or a checkpoint ahead of the data.
+ *
+ * Across processes sharing a store, one runner folds each projection: the holder of its lease.
+ * The others stand by and follow the checkpoints it stores (for read-your-writes and caches), and
+ * take the projection over when the lease lapses or is released. Every commit is still fenced by
+ * the previous checkpoint: a holder that lost its lease without noticing fails its next commit and
+ * stands by.
  */
 export class ProjectionRunner {
   private readonly running = new Map<string, Running>();
-  private readonly waiters = new Waiters();
+  private readonly waiters: Waiters;
   private readonly batchSize: number;
   private readonly logger: Logger;
   private readonly retryDelayMs: number;
-  private watch?: NodeJS.Timeout;
+  private readonly fold: boolean;
+  readonly owner: string;
+  private readonly leaseTtlMs: number;
+  private readonly leaseRenewMs: number;
+  private readonly followMs: number;
+  private readonly waitPollMs: number;
+  private readonly maxCommitOps: number;
+  private readonly rebuilds: RebuildTasks;
+  private leaseTimer?: NodeJS.Timeout;
+  private followTimer?: NodeJS.Timeout;
+  private followDue = Infinity;
+  private following?: Promise<void>;
+  private ticking?: Promise<void>;
+  private stopping = false;
 
   constructor(private readonly options: RunnerOptions) {
     // Large batches make catch-up much faster (one transaction each); live batches are as small as what has arrived.
     this.batchSize = options.batchSize ?? 2000;
     this.logger = options.logger ?? silent;
     this.retryDelayMs = options.retryDelayMs ?? 250;
+    this.fold = options.fold ?? true;
+    this.owner = options.owner ?? newOwnerId();
+    this.leaseTtlMs = options.leaseTtlMs ?? 10_000;
+    this.leaseRenewMs = options.leaseRenewMs ?? Math.max(1, Math.floor(this.leaseTtlMs / 3));
+    this.followMs = options.followMs ?? 500;
+    this.waitPollMs = options.waitPollMs ?? 20;
+    this.maxCommitOps = options.maxCommitOps ?? MAX_COMMIT_OPS;
+    this.waiters = new Waiters(() => this.followSoon(this.waitPollMs));
     const names = new Set<string>();
     for (const p of options.projectors) {
       if (names.has(p.name)) throw new Error(`Two projectors are named ${p.name}`);
       names.add(p.name);
     }
+    this.rebuilds = new RebuildTasks({
+      reads: options.reads,
+      owner: this.owner,
+      logger: this.logger,
+      launch:
+        options.launchRebuild ??
+        ((projectors, o) =>
+          rebuildProjections({
+            events: options.events,
+            reads: options.reads,
+            projectors,
+            leaseTtlMs: this.leaseTtlMs,
+            leaseRenewMs: this.leaseRenewMs,
+            maxCommitOps: this.maxCommitOps,
+            resumeAfterStop: true,
+            ...o,
+          })),
+      // A rebuild switched in moved the checkpoint: the holder carries on from it at once.
+      switched: (name) => {
+        const run = this.running.get(name);
+        if (run?.active && !run.stopped) void this.resync(run).catch((e: Error) => this.onFailure(run, e));
+      },
+    });
   }
 
   get projectors(): readonly Projector[] {
@@ -92,24 +167,155 @@ export class ProjectionRunner {
   }
 
   async start(): Promise<void> {
-    const runs: Running[] = [];
+    const reads = this.options.reads;
+    await reads.ensureCollection(rebuildsSpec);
     for (const projector of this.options.projectors) {
-      for (const spec of projector.collections) await this.options.reads.ensureCollection(spec);
-      const run: Running = { projector, checkpoint: 0, persisted: 0, persistedAt: 0, folded: 0, committedAt: 0, stopped: false, retryDelay: this.retryDelayMs, busy: false, version: 0 };
+      for (const spec of projector.collections) await reads.ensureCollection(spec);
+      const stored = (await reads.getCheckpoint(projector.name))?.position ?? 0;
+      const run: Running = {
+        projector,
+        checkpoint: stored,
+        persisted: stored,
+        persistedAt: Date.now(),
+        folded: stored,
+        committedAt: Date.now(),
+        stopped: false,
+        active: false,
+        standby: true,
+        generation: 0,
+        retryDelay: this.retryDelayMs,
+        busy: false,
+        version: 0,
+      };
       this.running.set(projector.name, run);
-      runs.push(run);
     }
-    // One reader for all: the log is read and parsed once, however many projections there are.
-    if (runs.length) await this.openFeed(runs);
-    this.watch = setInterval(() => void this.followMovedCheckpoints(), this.options.checkpointWatchMs ?? 5000);
-    this.watch.unref();
+    if (this.fold) {
+      await this.tick();
+      this.leaseTimer = setInterval(() => void this.tick(), this.leaseRenewMs);
+      this.leaseTimer.unref();
+    }
+    this.followSoon(this.followMs);
   }
+
+  // ---- leases -------------------------------------------------------------------------------
+
+  /** Renews the leases held, seeks the free ones, and picks up rebuilds asked of the projections held. */
+  private tick(): Promise<void> {
+    return (this.ticking ??= this.leaseRound().finally(() => (this.ticking = undefined)));
+  }
+
+  private async leaseRound(): Promise<void> {
+    const reads = this.options.reads;
+    const gained: Running[] = [];
+    for (const run of this.running.values()) {
+      if (run.stopped || this.stopping) return;
+      const name = run.projector.name;
+      try {
+        if (run.active) {
+          if (!(await reads.renewLease(name, this.owner, this.leaseTtlMs))) await this.standBy(run, 'its lease was taken over');
+        } else if (await reads.acquireLease(name, this.owner, this.leaseTtlMs)) {
+          gained.push(run);
+        }
+      } catch (e) {
+        // The store is unreachable: keep going as we are. If the lease lapses meanwhile, the
+        // checkpoint fence stops this runner's next commit.
+        this.logger.warn({ projection: name, err: { message: (e as Error).message } }, 'could not renew or take a projection lease');
+      }
+    }
+    if (gained.length > 0) {
+      for (const run of gained) {
+        run.active = true;
+        run.standby = false;
+        run.failed = undefined;
+        run.retryDelay = this.retryDelayMs;
+      }
+      this.logger.info({ projections: gained.map((r) => r.projector.name), owner: this.owner }, 'took projection leases; folding them here');
+      await this.openFeed(gained).catch((e: Error) => {
+        for (const run of gained) this.onFailure(run, e);
+      });
+      for (const run of gained) await this.rebuilds.resumeHalfDone(run.projector).catch((e: Error) => this.logger.warn({ projection: run.projector.name, err: { message: e.message } }, 'could not look for a half-done rebuild'));
+    }
+    await this.rebuilds.pickUp([...this.running.values()].filter((r) => r.active && !r.stopped).map((r) => r.projector)).catch((e: Error) =>
+      this.logger.warn({ err: { message: e.message } }, 'could not look for requested rebuilds'),
+    );
+  }
+
+  /** Stops folding a projection whose lease is someone else's now; from here on its stored checkpoint is followed. */
+  private async standBy(run: Running, why: string): Promise<void> {
+    if (!run.active) return;
+    this.logger.warn({ projection: run.projector.name, owner: this.owner, checkpoint: run.checkpoint }, `standing by: ${why}`);
+    run.active = false;
+    run.standby = true;
+    run.generation++;
+    clearTimeout(run.retryTimer);
+    clearTimeout(run.commitTimer);
+    clearTimeout(run.flushTimer);
+    run.commitTimer = undefined;
+    run.flushTimer = undefined;
+    run.docs = undefined;
+    run.failed = undefined;
+    run.folded = run.checkpoint;
+    // Not awaited when called from inside the reader's own batch: leaving waits for that batch.
+    await this.leave(run);
+    this.followSoon(0);
+  }
+
+  // ---- following stored checkpoints ---------------------------------------------------------
+
+  /** Reads the stored checkpoints within `delayMs` (sooner than planned, never later). */
+  private followSoon(delayMs: number): void {
+    if (this.stopping || this.running.size === 0) return;
+    const due = Date.now() + delayMs;
+    if (this.followTimer && due >= this.followDue) return;
+    clearTimeout(this.followTimer);
+    this.followDue = due;
+    this.followTimer = setTimeout(() => {
+      this.followTimer = undefined;
+      this.followDue = Infinity;
+      this.following ??= this.follow()
+        .catch((e: Error) => this.logger.warn({ err: { message: e.message } }, 'could not read projection checkpoints'))
+        .finally(() => {
+          this.following = undefined;
+          this.followSoon(this.waiters.size > 0 ? this.waitPollMs : this.followMs);
+        });
+    }, delayMs);
+    this.followTimer.unref();
+  }
+
+  /**
+   * A standby takes the stored checkpoint as its own (and moves its version, so caches drop what
+   * they derived from the older state) and wakes whoever waits for it. A runner folding a
+   * projection whose stored checkpoint someone else moved (a rebuild switched in) resumes from it.
+   */
+  private async follow(): Promise<void> {
+    const runs = [...this.running.values()].filter((r) => !r.stopped);
+    const before = runs.map((r) => r.persisted);
+    const stored = await Promise.all(runs.map((r) => this.options.reads.getCheckpoint(r.projector.name)));
+    let moved = false;
+    runs.forEach((run, i) => {
+      const position = stored[i]?.position ?? 0;
+      if (run.stopped) return;
+      if (!run.active) {
+        if (position === run.checkpoint) return;
+        run.checkpoint = position;
+        run.persisted = position;
+        run.folded = position;
+        run.version++;
+        moved = true;
+      } else if (!run.busy && position !== before[i] && run.persisted === before[i] && stored[i]) {
+        this.logger.info({ projection: run.projector.name, from: before[i], to: position }, 'checkpoint moved by another process; resuming from it');
+        void this.resync(run).catch((e: Error) => this.onFailure(run, e));
+      }
+    });
+    if (moved) this.waiters.wake();
+  }
+
+  // ---- folding ------------------------------------------------------------------------------
 
   /** Restarts a projection from its stored checkpoint (after a rebuild was switched in), on a reader of its own. */
   private async resync(run: Running): Promise<void> {
-    if (run.stopped) return;
-    await this.leave(run);
-    if (!run.stopped) await this.openFeed([run]);
+    if (run.stopped || !run.active) return;
+    await this.openFeed([run]);
   }
 
   /** Takes a projection off its reader; a reader left with nobody stops. */
@@ -127,83 +333,78 @@ export class ProjectionRunner {
     // Not awaited: this may run inside the reader's own handler.
     void this.leave(run);
     clearTimeout(run.commitTimer);
+    clearTimeout(run.flushTimer);
     run.commitTimer = undefined;
+    run.flushTimer = undefined;
     run.docs = undefined;
     run.folded = run.checkpoint;
     this.onFailure(run, error);
   }
 
-  private async followMovedCheckpoints(): Promise<void> {
-    for (const run of this.running.values()) {
-      if (run.busy || run.stopped) continue;
-      const mine = run.persisted;
-      const stored = (await this.options.reads.getCheckpoint(run.projector.name).catch(() => undefined))?.position;
-      if (stored !== undefined && stored !== mine && run.persisted === mine && !run.busy) {
-        this.logger.info({ projection: run.projector.name, from: mine, to: stored }, 'checkpoint moved by another process; resuming from it');
-        await this.resync(run).catch((e: Error) => this.onFailure(run, e));
-      }
-    }
-  }
-
   /**
-   * Starts a blue/green rebuild of one projection in the background; progress shows in status().
-   * The live version keeps serving until the rebuilt one is switched in.
+   * Asks for a rebuild of one projection: recorded in the store, run by the holder of its lease
+   * (at once when that is this runner, in its rebuild worker), outside any request's thread.
+   * The live version keeps serving until the rebuilt one is switched in; progress shows in status().
    */
-  rebuild(name: string): RebuildProgress {
+  async rebuild(name: string): Promise<RebuildProgress> {
     const run = this.running.get(name);
     if (!run) throw new Error(`Unknown projection: ${name}`);
-    if (run.rebuild && (run.rebuild.phase === 'building' || run.rebuild.phase === 'switching') && !run.rebuild.error) {
-      throw new RebuildInProgressError(name);
-    }
-    const initial: RebuildProgress = { projection: name, processed: 0, position: 0, head: 0, eventsPerSecond: 0, etaSeconds: null, phase: 'building' };
-    run.rebuild = initial;
-    rebuildProjection({
-      events: this.options.events,
-      reads: this.options.reads,
-      projector: run.projector,
-      onProgress: (p) => (run.rebuild = p),
-    })
-      .then(() => this.resync(run))
-      .catch((e: Error) => {
-        run.rebuild = { ...(run.rebuild ?? initial), error: e.message };
-        this.logger.error({ projection: name, err: { message: e.message } }, 'rebuild failed');
-      });
-    return initial;
+    const requested = await requestRebuild(this.options.events, this.options.reads, name);
+    if (run.active && !run.stopped) void this.rebuilds.pickUp([run.projector]).catch((e: Error) => this.logger.error({ projection: name, err: { message: e.message } }, 'could not start a rebuild'));
+    return requested;
   }
 
   /**
-   * A number that changes whenever the projection's documents may have changed in this process:
-   * lets callers cache what they derive from a read model (e.g. API-key principals) and drop it
+   * A number that changes whenever the projection's documents may have changed as far as this
+   * process knows (its own commits, a resync, a stored checkpoint moved by another process): lets
+   * callers cache what they derive from a read model (e.g. API-key principals) and drop it
    * exactly when that read model moves. Unknown projections answer -1.
    */
   version(name: string): number {
     return this.running.get(name)?.version ?? -1;
   }
 
-  /** Starts a reader for `runs` from the oldest of their stored checkpoints. */
+  /** Starts a reader for `runs` from the oldest of their stored checkpoints; any reader they had is left first. */
   private async openFeed(runs: readonly Running[]): Promise<void> {
-    const feed = new Feed(runs);
+    const generations = new Map(runs.map((run) => [run, ++run.generation]));
+    await Promise.all(runs.map((run) => this.leave(run)));
+    const current = (run: Running) => generations.get(run) === run.generation && run.active && !run.stopped;
+    const members: Running[] = [];
     for (const run of runs) {
+      const stored = (await this.options.reads.getCheckpoint(run.projector.name))?.position ?? 0;
+      if (!current(run)) continue;
+      clearTimeout(run.commitTimer);
+      clearTimeout(run.flushTimer);
+      run.commitTimer = undefined;
+      run.flushTimer = undefined;
       run.version++;
-      run.checkpoint = (await this.options.reads.getCheckpoint(run.projector.name))?.position ?? 0;
-      run.persisted = run.checkpoint;
-      run.folded = run.checkpoint;
+      run.checkpoint = stored;
+      run.persisted = stored;
+      run.folded = stored;
       run.docs = undefined;
       run.committedAt = Date.now();
       run.persistedAt = Date.now();
-      run.feed = feed;
+      members.push(run);
     }
+    // Another restart overtook this one while it read the checkpoints: it opens its own reader.
+    const live = members.filter(current);
+    if (live.length === 0) return;
+    const feed = new Feed(live);
+    for (const run of live) run.feed = feed;
     feed.open({
       events: this.options.events,
-      after: Math.min(...runs.map((r) => r.checkpoint)),
+      after: Math.min(...live.map((r) => r.checkpoint)),
       batchSize: this.batchSize,
-      fold: (run, batch, more) => this.fold(run, batch, more),
+      // A member that moved on (restarted, stood by) takes nothing more from this reader.
+      fold: (run, batch, more) => (run.feed === feed ? this.foldBatch(run, batch, more) : Promise.resolve()),
       // The reader itself failed (not a projector): every member retries on a reader of its own.
-      failed: (run, error) => this.fail(run, error),
+      failed: (run, error) => {
+        if (run.feed === feed) this.fail(run, error);
+      },
     });
   }
 
-  private async fold(run: Running, batch: readonly RecordedEvent[], more: boolean): Promise<void> {
+  private async foldBatch(run: Running, batch: readonly RecordedEvent[], more: boolean): Promise<void> {
     run.busy = true;
     try {
       await this.applyBatchNow(run, batch, more);
@@ -220,7 +421,7 @@ export class ProjectionRunner {
     if (run.commitTimer) return;
     run.commitTimer = setTimeout(() => {
       run.commitTimer = undefined;
-      if (run.stopped || run.folded === run.checkpoint) return;
+      if (run.stopped || !run.active || run.folded === run.checkpoint) return;
       if (run.busy) return this.commitLater(run);
       run.busy = true;
       this.commit(run)
@@ -230,12 +431,37 @@ export class ProjectionRunner {
     run.commitTimer.unref();
   }
 
+  /**
+   * Stores a checkpoint advanced by batches that changed nothing: other processes go by the
+   * stored checkpoint only, and would otherwise wait for the next batch that writes.
+   */
+  private flushLater(run: Running): void {
+    if (run.flushTimer || run.persisted >= run.checkpoint) return;
+    run.flushTimer = setTimeout(() => {
+      run.flushTimer = undefined;
+      if (run.stopped || !run.active || run.persisted >= run.checkpoint) return;
+      if (run.busy) return this.flushLater(run);
+      run.busy = true;
+      // Everything up to `checkpoint` is written (a commit that skipped its write had nothing to write).
+      this.persist(run, [], run.checkpoint)
+        .catch((e: Error) => this.fail(run, e))
+        .finally(() => (run.busy = false));
+    }, NOOP_FLUSH_MS);
+    run.flushTimer.unref();
+  }
+
   private async applyBatchNow(run: Running, batch: readonly RecordedEvent[], more: boolean): Promise<void> {
     const { projector } = run;
     const reads = this.options.reads;
+    const after = run.folded;
     const docs = (run.docs ??= new BatchDocs(reads));
     for (const event of batch) {
       if (projector.handles === undefined || projector.handles.includes(event.type)) await projector.apply(event, docs);
+      // A window ends at an event boundary once it holds as many writes as one commit may.
+      if (docs.pending >= this.maxCommitOps) {
+        run.folded = event.position;
+        await this.commit(run);
+      }
     }
     const last = batch[batch.length - 1]!;
     run.folded = last.position;
@@ -243,10 +469,13 @@ export class ProjectionRunner {
     run.failed = undefined;
     run.retryDelay = this.retryDelayMs;
     if (projector.afterBatch) {
+      // Snapshot writes are fenced like commits: a holder that lost its lease writes none.
+      const fenced = fencedWrites(reads, projector.name, () => run.persisted);
       await projector
         .afterBatch({
-          reads,
+          reads: fenced,
           last,
+          after,
           changes: docs.takeChanges(),
           state: async (collection) => {
             // The snapshot must see every folded change: commit what waits first.
@@ -256,6 +485,7 @@ export class ProjectionRunner {
         })
         .catch((e: Error) => this.logger.error({ projection: projector.name, err: { message: e.message } }, 'after-batch step failed'));
     }
+    if (docs.pending === 0 && !keepCache(docs.size) && run.docs === docs) run.docs = new BatchDocs(reads);
   }
 
   /** Commits what has been folded (documents and checkpoint together) and wakes whoever waits for it. */
@@ -265,10 +495,10 @@ export class ProjectionRunner {
     const ops = docs.ops();
     if (needsWrite(ops.length, Date.now() - run.persistedAt)) await this.persist(run, ops, run.folded);
     docs.written();
-    if (!keepCache(docs.size)) run.docs = new BatchDocs(this.options.reads);
     run.checkpoint = run.folded;
     run.committedAt = Date.now();
     this.waiters.wake();
+    this.flushLater(run);
   }
 
   private async persist(run: Running, ops: ReturnType<BatchDocs['ops']>, position: number): Promise<void> {
@@ -280,24 +510,42 @@ export class ProjectionRunner {
   }
 
   private onFailure(run: Running, error: Error): void {
-    if (run.stopped) return;
-    const conflict = error instanceof CheckpointConflictError;
-    if (!conflict) run.failed = error;
-    (conflict ? this.logger.warn : this.logger.error).call(
-      this.logger,
-      { projection: run.projector.name, checkpoint: run.checkpoint, err: { message: error.message } },
-      conflict ? 'projection checkpoint moved elsewhere; resuming from the stored one' : 'projection batch failed; retrying',
-    );
-    const delay = conflict ? 0 : run.retryDelay;
+    if (run.stopped || !run.active) return;
+    const generation = run.generation;
+    if (error instanceof CheckpointConflictError) {
+      // Someone else committed: the lease holder that took over (this runner lost the lease without
+      // noticing), or a rebuild switched in. Only in the second case does this runner carry on.
+      void this.options.reads
+        .getLease(run.projector.name)
+        .catch(() => null)
+        .then((lease) => {
+          if (run.generation !== generation || run.stopped || !run.active) return;
+          if (lease?.owner !== this.owner) return this.standBy(run, `another process committed (${error.message})`);
+          this.logger.warn({ projection: run.projector.name, checkpoint: run.checkpoint, err: { message: error.message } }, 'projection checkpoint moved elsewhere; resuming from the stored one');
+          this.retryLater(run);
+        });
+      return;
+    }
+    run.failed = error;
+    this.logger.error({ projection: run.projector.name, checkpoint: run.checkpoint, err: { message: error.message } }, 'projection batch failed; retrying');
+    this.retryLater(run);
+  }
+
+  /** One pending retry per projection, with a delay that doubles up to 30 s until a batch succeeds. */
+  private retryLater(run: Running): void {
+    const delay = run.retryDelay;
     run.retryDelay = Math.min(run.retryDelay * 2, 30_000);
+    clearTimeout(run.retryTimer);
     run.retryTimer = setTimeout(() => {
-      if (!run.stopped) this.openFeed([run]).catch((e: Error) => this.onFailure(run, e));
+      run.retryTimer = undefined;
+      if (!run.stopped && run.active) this.openFeed([run]).catch((e: Error) => this.onFailure(run, e));
     }, delay);
   }
 
   /**
    * Resolves once every named projection (default: all) has folded the event at `position`. With
-   * `types`, only projections that fold one of those event types are waited for.
+   * `types`, only projections that fold one of those event types are waited for. A projection
+   * folded by another process counts once its stored checkpoint has reached the position.
    */
   async waitFor(position: number, options: { timeoutMs?: number; projections?: readonly string[]; types?: readonly string[] } = {}): Promise<void> {
     const names = options.projections ?? foldingAny([...this.running.values()].map((r) => r.projector), options.types);
@@ -305,30 +553,47 @@ export class ProjectionRunner {
   }
 
   async status(): Promise<ProjectionStatus[]> {
-    const head = await this.options.events.headPosition();
+    const reads = this.options.reads;
     const runs = [...this.running.values()];
-    const pending = await Promise.all(runs.map((run) => this.options.reads.getCheckpoint(rebuildCheckpoint(run.projector.name))));
-    return runs.map((run, i) => statusOf(run, head, pending[i] !== null));
+    const names = runs.map((run) => run.projector.name);
+    const [head, pending, rebuilds, leases] = await Promise.all([
+      this.options.events.headPosition(),
+      Promise.all(names.map((name) => reads.getCheckpoint(rebuildCheckpoint(name)))),
+      readRebuilds(reads, names),
+      Promise.all(names.map((name) => reads.getLease(name))),
+    ]);
+    return runs.map((run, i) => {
+      const lease = leases[i];
+      const rebuild = rebuilds.get(run.projector.name);
+      return statusOf({ ...run, ...(rebuild ? { rebuild } : {}) }, head, pending[i] !== null, lease ? { owner: lease.owner, here: lease.owner === this.owner && run.active } : null);
+    });
   }
 
-  /** Stops every projection after the batch in progress has committed. */
+  /** Stops every projection after the batch in progress has committed, and hands its leases over. */
   async stop(): Promise<void> {
-    clearInterval(this.watch);
+    this.stopping = true;
+    clearInterval(this.leaseTimer);
+    clearTimeout(this.followTimer);
+    await this.ticking;
     const runs = [...this.running.values()];
     for (const run of runs) {
       run.stopped = true;
       clearTimeout(run.retryTimer);
       clearTimeout(run.commitTimer);
+      clearTimeout(run.flushTimer);
     }
+    await this.rebuilds.stop();
     await Promise.all(runs.map((run) => this.leave(run)));
     await Promise.all(
       runs.map(async (run) => {
-        if (run.folded > run.persisted && !run.failed) {
+        if (run.active && run.folded > run.persisted && !run.failed) {
           await this.persist(run, run.docs?.ops() ?? [], run.folded).catch((e: Error) =>
             this.logger.warn({ projection: run.projector.name, err: { message: e.message } }, 'could not store the last checkpoint; the next start re-folds a few no-op events'),
           );
         }
+        if (run.active) await this.options.reads.releaseLease(run.projector.name, this.owner).catch(() => undefined);
       }),
     );
+    await this.following;
   }
 }

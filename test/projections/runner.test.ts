@@ -73,7 +73,10 @@ test('catches up in order over many batches, then follows live appends', async (
   await runner.waitFor(live.position);
   assert.is((await c.reads.get<Tally>('tallies', 's0'))?.count, 301);
   const [status] = await runner.status();
-  assert.equal({ ...status, lastError: undefined }, { name: 'tally', state: 'live', checkpoint: live.position, head: live.position, lag: 0, lastError: undefined });
+  assert.equal(
+    { ...status, lastError: undefined },
+    { name: 'tally', state: 'live', checkpoint: live.position, head: live.position, lag: 0, lastError: undefined, lease: { owner: runner.owner, here: true } },
+  );
   await runner.stop();
   assert.is((await runner.status())[0]?.state, 'stopped');
   await teardown(c);

@@ -30,3 +30,17 @@ export const needsWrite = (changedDocs: number, unstoredMs: number): boolean => 
 
 /** Keep the documents cache for the next window (catch-up then reads each document once), within a memory bound? */
 export const keepCache = (cachedDocs: number): boolean => cachedDocs <= CACHED_DOCS;
+
+/**
+ * Most write operations in one commit. MongoDB aborts transactions that run past 60 s or strain
+ * its cache, so a catch-up window (or a rebuild's) is committed in pieces of at most this many
+ * operations, each moving the checkpoint to the last event it holds. Pieces end at event
+ * boundaries: the writes of one event always commit together, even past this bound.
+ */
+export const MAX_COMMIT_OPS = 10_000;
+
+/**
+ * How soon a checkpoint advanced by events that changed no document is stored anyway. Other
+ * processes (api nodes waiting for read-your-writes, standbys) only see stored checkpoints.
+ */
+export const NOOP_FLUSH_MS = 25;

@@ -10,8 +10,10 @@ export interface ProjectionStatus {
   readonly head: number;
   readonly lag: number;
   readonly lastError?: string;
-  /** Progress of a rebuild run by this process, if one is running or has just ended. */
+  /** Progress of the projection's last rebuild, wherever it ran (kept in the read store). */
   readonly rebuild?: RebuildProgress & { readonly error?: string };
+  /** Who folds the projection: the holder of its lease (`here`: this process), or null when nobody does. */
+  readonly lease?: { readonly owner: string; readonly here: boolean } | null;
 }
 
 /** What a status is read from: the runner's record of one projection. */
@@ -23,13 +25,15 @@ export interface Observed {
   readonly rebuild?: RebuildProgress & { readonly error?: string };
   /** Unset until a reader feeds the projection, and again while it waits to be retried or resynced. */
   readonly feed?: unknown;
+  /** Folded by another process (this one follows the checkpoints it stores). */
+  readonly standby?: boolean;
 }
 
 /**
  * `rebuildStored`: a rebuild checkpoint is stored, so a rebuild is under way (in this process or
  * another) or was interrupted.
  */
-export const statusOf = (run: Observed, head: number, rebuildStored: boolean): ProjectionStatus => {
+export const statusOf = (run: Observed, head: number, rebuildStored: boolean, lease?: ProjectionStatus['lease']): ProjectionStatus => {
   const lag = Math.max(0, head - run.checkpoint);
   return {
     name: run.projector.name,
@@ -39,6 +43,7 @@ export const statusOf = (run: Observed, head: number, rebuildStored: boolean): P
     lag,
     ...(run.failed ? { lastError: run.failed.message } : {}),
     ...(run.rebuild ? { rebuild: run.rebuild } : {}),
+    ...(lease !== undefined ? { lease } : {}),
   };
 };
 
@@ -47,6 +52,7 @@ const stateOf = (run: Observed, lag: number, rebuildStored: boolean): Projection
   if (run.stopped) return 'stopped';
   if (run.failed) return 'failed';
   if ((run.rebuild && !run.rebuild.error && run.rebuild.phase !== 'done') || rebuildStored) return 'rebuilding';
-  if (!run.feed) return 'starting';
+  // A standby's checkpoint is the stored one, so its lag is the projection's wherever it is folded.
+  if (!run.feed && !run.standby) return 'starting';
   return lag === 0 ? 'live' : 'catching-up';
 };

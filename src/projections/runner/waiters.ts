@@ -15,6 +15,14 @@ export class ProjectionTimeoutError extends Error {
 export class Waiters {
   private readonly waiting = new Set<() => void>();
 
+  /** `onWait`: told whenever a caller starts waiting (a runner that follows stored checkpoints looks sooner). */
+  constructor(private readonly onWait?: () => void) {}
+
+  /** Callers waiting now. */
+  get size(): number {
+    return this.waiting.size;
+  }
+
   /** After every commit. */
   wake(): void {
     for (const check of this.waiting) check();
@@ -43,6 +51,7 @@ export class Waiters {
         reject(new ProjectionTimeoutError(position, behind()));
       }, timeoutMs);
       this.waiting.add(check);
+      this.onWait?.();
     });
   }
 }

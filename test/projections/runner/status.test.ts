@@ -27,6 +27,13 @@ test('without a reader it is starting', () => {
   assert.is(statusOf(run({ feed: undefined }), 10, false).state, 'starting');
 });
 
+test('a standby (folded by another process) reads live or catching up from the stored checkpoint, and names the lease holder', () => {
+  const standby = statusOf(run({ feed: undefined, standby: true }), 10, false, { owner: 'node-2', here: false });
+  assert.equal(standby, { name: 'p', state: 'live', checkpoint: 10, head: 10, lag: 0, lease: { owner: 'node-2', here: false } });
+  assert.is(statusOf(run({ feed: undefined, standby: true }), 12, false, null).state, 'catching-up');
+  assert.is(statusOf(run({ feed: undefined, standby: true }), 12, false, null).lease, null);
+});
+
 test('a rebuild under way shows, from this process or from a stored rebuild checkpoint; an ended one does not', () => {
   assert.is(statusOf(run(), 10, true).state, 'rebuilding');
   assert.is(statusOf(run({ rebuild: progress('building') }), 10, false).state, 'rebuilding');

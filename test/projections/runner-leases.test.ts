@@ -1,0 +1,241 @@
+/**
+ * Several runners on one store (as several processes on one data directory): one lease holder
+ * folds each projection, the others stand by and follow its checkpoints; a clean stop hands over
+ * at once, a lapsed lease is taken over, and a holder that lost its lease without noticing fails
+ * its next commit once and stands by (no retry loop, no reader left open).
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { EventStore, RecordedEvent } from '../../src/events/event-store.ts';
+import { openSqliteEventStore, type SqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
+import { foldDocuments, type Projector } from '../../src/projections/projector.ts';
+import { CheckpointConflictError, type ReadStore } from '../../src/projections/read-store.ts';
+import { ProjectionRunner } from '../../src/projections/runner.ts';
+import { openSqliteReadStore, type SqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
+import { tempDir } from '../support/tmp.ts';
+
+interface Tally {
+  id: string;
+  count: number;
+  seq: number[];
+  [k: string]: unknown;
+}
+
+const tally = (): Projector => ({
+  name: 'tally',
+  collections: [{ name: 'tallies', indexes: ['count'] }],
+  handles: ['Counted'],
+  apply: foldDocuments<Tally>(
+    'tallies',
+    (e) => e.stream,
+    (doc, e: RecordedEvent) => ({ id: e.stream, count: (doc?.count ?? 0) + 1, seq: [...(doc?.seq ?? []), (e.data as { n: number }).n] }),
+  ),
+});
+const counted = (n: number) => ({ id: randomUUID(), type: 'Counted', data: { n } });
+
+/** One "process": its own connections to the shared files. */
+interface Node {
+  events: SqliteEventStore;
+  reads: SqliteReadStore;
+}
+
+const until = async (what: string, check: () => Promise<boolean> | boolean, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.unreachable(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+const setup = () => {
+  const tmp = tempDir();
+  const nodes: Node[] = [];
+  const node = (): Node => {
+    const n = { events: openSqliteEventStore(join(tmp.dir, 'events.db'), { pollIntervalMs: 10 }), reads: openSqliteReadStore(join(tmp.dir, 'read.db')) };
+    nodes.push(n);
+    return n;
+  };
+  const close = async () => {
+    for (const n of nodes) {
+      await n.events.close();
+      await n.reads.close();
+    }
+    tmp.remove();
+  };
+  return { node, close };
+};
+
+const LEASES = { leaseTtlMs: 400, leaseRenewMs: 100, followMs: 50, retryDelayMs: 50 };
+
+const runner = (n: { events: EventStore; reads: ReadStore }, owner: string, extra: Partial<ConstructorParameters<typeof ProjectionRunner>[0]> = {}) =>
+  new ProjectionRunner({ events: n.events, reads: n.reads, projectors: [tally()], batchSize: 16, owner, ...LEASES, ...extra });
+
+const holderOf = async (reads: ReadStore) => (await reads.getLease('tally'))?.owner;
+
+const test = suite('ProjectionRunner: leases across processes');
+
+test('one runner holds the lease and folds; the other stands by, follows its checkpoints and moves its version', async () => {
+  const { node, close } = setup();
+  const a = node();
+  const b = node();
+  const one = runner(a, 'one');
+  await one.start();
+  const two = runner(b, 'two');
+  await two.start();
+  assert.is(await holderOf(a.reads), 'one');
+  const versionBefore = two.version('tally');
+  const appended = await b.events.append('s', Array.from({ length: 40 }, (_, i) => counted(i)));
+  // The standby's waitFor is released by the checkpoint the holder stores.
+  await two.waitFor(appended.position, { timeoutMs: 10_000 });
+  assert.equal((await b.reads.get<Tally>('tallies', 's'))?.seq, Array.from({ length: 40 }, (_, i) => i));
+  assert.ok(two.version('tally') > versionBefore, 'the standby saw the read model move');
+  const [status] = await two.status();
+  assert.is(status?.checkpoint, appended.position);
+  assert.is(status?.state, 'live');
+  assert.equal(status?.lease, { owner: 'one', here: false });
+  assert.equal((await one.status())[0]?.lease, { owner: 'one', here: true });
+  await one.stop();
+  await two.stop();
+  await close();
+});
+
+test('a clean stop releases the lease: the standby takes over at once and carries on without gaps or repeats', async () => {
+  const { node, close } = setup();
+  const a = node();
+  const b = node();
+  const one = runner(a, 'one', { leaseTtlMs: 60_000, leaseRenewMs: 100 });
+  await one.start();
+  const two = runner(b, 'two', { leaseTtlMs: 60_000, leaseRenewMs: 100 });
+  await two.start();
+  const first = await a.events.append('s', Array.from({ length: 30 }, (_, i) => counted(i)));
+  await one.waitFor(first.position);
+  await one.stop();
+  assert.is(await holderOf(a.reads), undefined, 'released');
+  // With a one-minute TTL only the release lets the standby in this soon.
+  await until('the standby takes the lease', async () => (await holderOf(b.reads)) === 'two');
+  const second = await b.events.append('s', Array.from({ length: 30 }, (_, i) => counted(30 + i)));
+  await two.waitFor(second.position, { timeoutMs: 10_000 });
+  assert.equal((await b.reads.get<Tally>('tallies', 's'))?.seq, Array.from({ length: 60 }, (_, i) => i));
+  await two.stop();
+  await close();
+});
+
+test('a lapsed lease is taken over: the holder that lost it without noticing fails one commit and stands by', async () => {
+  const { node, close } = setup();
+  const a = node();
+  const b = node();
+  // The first holder's renewals never reach the store (a paused process, a partition): it
+  // believes it holds the lease while the lease lapses.
+  let deaf = false;
+  let resumeAt = Infinity;
+  let conflicts = 0;
+  let open = 0;
+  const deafReads = new Proxy(a.reads, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (prop === 'renewLease') return async (...args: unknown[]) => (deaf ? true : (value as (...a: unknown[]) => Promise<boolean>).apply(target, args));
+      if (prop === 'commitBatch') {
+        return async (...args: unknown[]) => {
+          // Paused: its commit reaches the store only after the new holder has committed.
+          if (deaf) await until('the new holder commits', async () => ((await target.getCheckpoint('tally'))?.position ?? 0) >= resumeAt);
+          try {
+            return await (value as (...a: unknown[]) => Promise<void>).apply(target, args);
+          } catch (e) {
+            if (e instanceof CheckpointConflictError) conflicts++;
+            throw e;
+          }
+        };
+      }
+      return (value as (...a: unknown[]) => unknown).bind(target);
+    },
+  });
+  const countingEvents = new Proxy(a.events, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop === 'subscribe') {
+        return (...args: Parameters<EventStore['subscribe']>) => {
+          const sub = target.subscribe(...args);
+          open++;
+          let closed = false;
+          const done = () => (closed ? undefined : ((closed = true), open--));
+          sub.done.then(done, done);
+          return { ...sub, stop: async () => (await sub.stop(), done()) };
+        };
+      }
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const one = runner({ events: countingEvents, reads: deafReads }, 'one');
+  await one.start();
+  const two = runner(b, 'two');
+  await two.start();
+  const first = await a.events.append('s', [counted(0)]);
+  await one.waitFor(first.position);
+  assert.is(open, 1, 'one reader while holding');
+  deaf = true;
+  await until('the standby takes the lapsed lease', async () => (await holderOf(b.reads)) === 'two');
+  // Both fold the next events; the standby-turned-holder commits, the old one's commit is refused.
+  resumeAt = (await a.events.headPosition()) + 20;
+  const second = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(1 + i)));
+  assert.is(second.position, resumeAt);
+  await two.waitFor(second.position, { timeoutMs: 10_000 });
+  await until('the old holder closes its reader', () => open === 0);
+  const conflictsThen = conflicts;
+  assert.ok(conflictsThen >= 1 && conflictsThen <= 2, `conflicts: ${conflictsThen}`);
+  assert.equal((await one.status())[0]?.lease, { owner: 'two', here: false });
+  // Standing by: it neither folds nor retries, and it follows the new holder's checkpoints.
+  const third = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(21 + i)));
+  await one.waitFor(third.position, { timeoutMs: 10_000 });
+  await new Promise((r) => setTimeout(r, 300));
+  assert.is(conflicts, conflictsThen, 'no retries while standing by');
+  assert.is(open, 0);
+  assert.equal((await b.reads.get<Tally>('tallies', 's'))?.seq, Array.from({ length: 41 }, (_, i) => i));
+  await one.stop();
+  await two.stop();
+  await close();
+});
+
+test('a follower (the api role) never takes a lease, and waits for the checkpoints the holder stores', async () => {
+  const { node, close } = setup();
+  const a = node();
+  const b = node();
+  const follower = runner(b, 'api', { fold: false });
+  await follower.start();
+  const appended = await b.events.append('s', [counted(0), counted(1)]);
+  await new Promise((r) => setTimeout(r, 250));
+  assert.is(await holderOf(b.reads), undefined, 'nobody folds yet');
+  assert.is((await b.reads.getCheckpoint('tally')), null);
+  const waiting = follower.waitFor(appended.position, { timeoutMs: 10_000 });
+  const holder = runner(a, 'projector');
+  await holder.start();
+  await waiting;
+  assert.equal((await b.reads.get<Tally>('tallies', 's'))?.seq, [0, 1]);
+  assert.is(await holderOf(b.reads), 'projector');
+  await follower.stop();
+  assert.is(await holderOf(b.reads), 'projector', 'stopping a follower changes no lease');
+  await holder.stop();
+  await close();
+});
+
+test('a checkpoint advanced by events that change nothing is stored soon, so followers waiting for it are released', async () => {
+  const { node, close } = setup();
+  const a = node();
+  const b = node();
+  const holder = runner(a, 'projector');
+  await holder.start();
+  const follower = runner(b, 'api', { fold: false });
+  await follower.start();
+  // An event the tally ignores: the holder's checkpoint moves without any document write.
+  const ignored = await a.events.append('other', [{ type: 'Ignored', data: {} }]);
+  await holder.waitFor(ignored.position);
+  await follower.waitFor(ignored.position, { timeoutMs: 10_000, projections: ['tally'] });
+  assert.equal(await b.reads.getCheckpoint('tally'), { position: ignored.position });
+  await follower.stop();
+  await holder.stop();
+  await close();
+});
+
+test.run();
