@@ -18,6 +18,8 @@ export interface CommandDeps {
   readonly logger: Logger;
   /** The process's stream locks (StoreHelpers.locks): given, commands on one stream take turns after a conflict. */
   readonly locks?: StreamLocks;
+  /** How long a request holds its Idempotency-Key without renewing it (SVC_IDEMPOTENCY_LEASE_MS; default in idempotency.ts). */
+  readonly idempotencyLeaseMs?: number;
 }
 
 /**

@@ -30,6 +30,7 @@ export const ENV_SPEC = {
   SVC_MODELS: optional(text('a path to a data-import models JSON file', (s) => s.length > 0)),
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
   SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 2_000),
+  SVC_IDEMPOTENCY_LEASE_MS: integer(500, 3_600_000, 30_000),
   SVC_TRUST_PROXY: optional(text(TRUST_PROXY_EXPECTED, (s) => parseTrustProxy(s) !== undefined)),
   SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
   ...FILES_ENV_SPEC,
@@ -60,6 +61,8 @@ export interface Config {
   readonly snapshotInterval: number;
   /** File storage and signed downloads. */
   readonly files: FilesConfig;
+  /** How long a request holds its Idempotency-Key without renewing it; a retry takes a lapsed key over. */
+  readonly idempotencyLeaseMs: number;
   /** Whether (and how far) the client address is taken from X-Forwarded-For. */
   readonly trustProxy: TrustProxy;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -95,6 +98,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     modelsFile: v.SVC_MODELS ? resolve(v.SVC_MODELS) : configFile('models.json'),
     collectionsFile: v.SVC_COLLECTIONS ? resolve(v.SVC_COLLECTIONS) : configFile('collections.json'),
     snapshotInterval: v.SVC_SNAPSHOT_INTERVAL,
+    idempotencyLeaseMs: v.SVC_IDEMPOTENCY_LEASE_MS,
     trustProxy: parseTrustProxy(v.SVC_TRUST_PROXY) ?? { kind: 'off' },
     logLevel: v.SVC_LOG_LEVEL,
     files: filesConfigOf(v),

@@ -13,7 +13,9 @@ const version1 = (codecs: EventCodecs): Record<string, EventCodec> =>
 
 /** Events of the idempotency slots of API requests (commands/idempotency.ts). */
 const idempotencyEventCodecs = {
-  IdempotentRequestStarted: t.type({ bodyHash: t.string }),
+  /** `leaseUntil`: when a retry may take the key over unless renewed (absent on slots started before leases). */
+  IdempotentRequestStarted: t.intersection([t.type({ bodyHash: t.string }), t.partial({ leaseUntil: t.string })]),
+  IdempotentRequestRenewed: t.type({ leaseUntil: t.string }),
   IdempotentRequestReleased: t.type({}),
   IdempotentRequestCompleted: t.type({ status: t.number, contentType: t.string, body: t.string }),
 };

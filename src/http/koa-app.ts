@@ -92,6 +92,7 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     logger: deps.logger,
     // The push-data commits' locks: an admin change to an object takes its turn with pushes to it.
     locks: deps.push.store.locks,
+    idempotencyLeaseMs: deps.config.idempotencyLeaseMs,
   };
   const principals = deps.principals;
   const queries: ObjectQueryDeps = { reads: deps.reads, schema: deps.schema, baseUrl: deps.config.baseUrl, ...deps.objectCaches };
