@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensurePrivateDirectory, PRIVATE_FILE_MODE, tightenMode } from '../drivers/private-files.ts';
 
 export interface AdminToken {
   readonly token: string;
@@ -15,13 +16,14 @@ export const resolveAdminToken = (configured: string | undefined, dataDir: strin
   const file = join(dataDir, 'admin-token');
   try {
     const token = readFileSync(file, 'utf8').trim();
+    tightenMode(file, PRIVATE_FILE_MODE);
     if (token.length >= 16) return { token, generated: false, file };
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDirectory(dataDir);
   const token = randomBytes(32).toString('base64url');
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  writeFileSync(file, `${token}\n`, { mode: PRIVATE_FILE_MODE });
+  chmodSync(file, PRIVATE_FILE_MODE);
   return { token, generated: true, file };
 };

@@ -5,6 +5,7 @@ import type { Config } from '../config/config.ts';
 import { openEngines, type Engines } from './engines.ts';
 import { createApp } from '../http/koa-app.ts';
 import { startHttpServer } from './http-server.ts';
+import { ensurePrivateDirectory } from '../drivers/private-files.ts';
 import { ProjectionRunner } from '../projections/runner.ts';
 import { loadAppModel } from './app-model.ts';
 import { snapshotSpec } from '../projections/reporting/snapshots.ts';
@@ -30,6 +31,8 @@ export interface ServiceOptions {
 
 export const startService = async (config: Config, options: ServiceOptions = {}): Promise<Service> => {
   const logger = options.logger ?? pino({ level: config.logLevel });
+  // Everything under the data directory is the service's alone (databases, secrets, files).
+  ensurePrivateDirectory(config.dataDir);
   const admin = resolveAdminToken(config.adminToken, config.dataDir);
   if (admin.generated) {
     // Printed once, on the start that created it; afterwards it is only in the file.

@@ -6,9 +6,10 @@
  * parts, so equivalent encodings of the same URL verify alike. Clients treat the URL as opaque.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DIGEST, FILE_SIZE } from '../domain/files/files.ts';
+import { ensurePrivateDirectory, PRIVATE_FILE_MODE, tightenMode } from '../drivers/private-files.ts';
 
 export const DOWNLOAD_PATH = '/api/v0-file/download';
 /** `validUntil` is reported this much before the real expiry, so a client that trusts it never holds a dead URL. */
@@ -106,6 +107,7 @@ export const resolveDownloadSecret = (configured: string | undefined, dataDir: s
   const read = (): Buffer | undefined => {
     try {
       const secret = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+      tightenMode(file, PRIVATE_FILE_MODE);
       if (secret.length < 32) throw new Error(`${file} does not hold a usable secret (at least 32 bytes, base64); remove it to have a new one made`);
       return secret;
     } catch (e) {
@@ -115,14 +117,14 @@ export const resolveDownloadSecret = (configured: string | undefined, dataDir: s
   };
   const existing = read();
   if (existing) return { secret: existing, file, generated: false };
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDirectory(dataDir);
   const secret = randomBytes(64);
   // Written whole to a private temporary file, then linked into place: the link fails if another
   // process got there first, and nobody ever reads a half-written secret.
   const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
-  writeFileSync(temp, `${secret.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  writeFileSync(temp, `${secret.toString('base64')}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
   try {
-    chmodSync(temp, 0o600);
+    chmodSync(temp, PRIVATE_FILE_MODE);
     linkSync(temp, file);
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;

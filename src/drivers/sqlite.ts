@@ -1,12 +1,36 @@
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
+import { closeSync, openSync } from 'node:fs';
+import { PRIVATE_FILE_MODE, tightenMode } from './private-files.ts';
 
 /**
- * WAL with synchronous=NORMAL: a commit survives a process crash; a power loss may drop the last
- * transactions but never corrupts the file. The same settings are used by the benchmark baselines.
+ * How long a commit waits for the disk. In WAL mode, `FULL` syncs the log at every commit, so a
+ * commit that returned survives a power loss; `NORMAL` syncs only at checkpoints, so a commit
+ * survives a crash of the process but the last ones may be lost with the machine (never corrupting
+ * the file).
  */
-export const applySqlitePragmas = (db: Database.Database): void => {
+export type SqliteSynchronous = 'FULL' | 'NORMAL';
+
+/** WAL, the given durability (NORMAL unless told), a busy timeout for other processes' writes, foreign keys. */
+export const applySqlitePragmas = (db: Database.Database, synchronous: SqliteSynchronous = 'NORMAL'): void => {
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${synchronous}`);
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
+};
+
+const inMemory = (file: string) => file === '' || file === ':memory:' || file.startsWith('file::memory:');
+
+/**
+ * Opens (creating if need be) a database file readable by its owner only. SQLite gives the -wal and
+ * -shm files the mode of the database file, so creating that one 0600 makes all three private;
+ * files left looser by an older version are tightened.
+ */
+export const openSqliteFile = (file: string, synchronous: SqliteSynchronous = 'NORMAL'): Database.Database => {
+  if (!inMemory(file)) {
+    closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
+    for (const path of [file, `${file}-wal`, `${file}-shm`]) tightenMode(path, PRIVATE_FILE_MODE);
+  }
+  const db = new Database(file);
+  applySqlitePragmas(db, synchronous);
+  return db;
 };

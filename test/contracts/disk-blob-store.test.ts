@@ -57,16 +57,31 @@ test('failed and oversize puts leave no temporary file', async ({ root, store })
   assert.equal(filesUnder(root), []);
 });
 
-test('opening the store sweeps temporary files older than a day, keeping fresh ones', async ({ root }) => {
-  const old = join(root, 'tmp', 'left-by-a-crash');
+test('opening the store sweeps temporary files untouched for over an hour, keeping younger ones', async ({ root }) => {
+  // No upload outlives SVC_REQUEST_TIMEOUT_MS (at most an hour), and a live one writes to its file as
+  // bytes arrive: a temporary file untouched for an hour belongs to no upload, in any process.
+  const old = join(root, 'tmp', 'left-by-a-kill');
+  const recent = join(root, 'tmp', 'stalled-upload');
   const fresh = join(root, 'tmp', 'upload-in-progress');
   writeFileSync(old, 'x');
-  writeFileSync(fresh, 'y');
-  const dayAndABitAgo = (Date.now() - 25 * 3600 * 1000) / 1000;
-  utimesSync(old, dayAndABitAgo, dayAndABitAgo);
+  writeFileSync(recent, 'y');
+  writeFileSync(fresh, 'z');
+  const minutesAgo = (m: number) => (Date.now() - m * 60_000) / 1000;
+  utimesSync(old, minutesAgo(61), minutesAgo(61));
+  utimesSync(recent, minutesAgo(50), minutesAgo(50));
   await openDiskBlobStore(root);
   assert.is(existsSync(old), false);
+  assert.is(existsSync(recent), true);
   assert.is(existsSync(fresh), true);
+});
+
+test('stored blobs are readable by their owner only (0600, in 0700 directories)', async ({ root, store }) => {
+  const put = await store.put(Readable.from([randomBytes(100)]));
+  const path = store.pathOf(put.digest);
+  assert.is(statSync(path).mode & 0o777, 0o600);
+  for (const dir of [root, join(root, 'tmp'), join(root, put.digest.slice(0, 2)), join(root, put.digest.slice(0, 2), put.digest.slice(2, 4))]) {
+    assert.is(statSync(dir).mode & 0o777, 0o700, dir);
+  }
 });
 
 test('pathOf refuses anything but a digest (no path tricks)', ({ store }) => {

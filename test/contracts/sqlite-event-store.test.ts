@@ -1,9 +1,10 @@
+import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { suite } from 'uvu';
 import { DuplicateEventIdError, WrongExpectedRevisionError } from '../../src/events/event-store.ts';
-import { openSqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
+import { openSqliteEventStore, SqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
 import { eventStoreContract } from './event-store.contract.ts';
 import { tempDir } from '../support/tmp.ts';
 
@@ -21,6 +22,21 @@ const collect = async <T>(it: AsyncIterable<T>) => {
 };
 
 const test = suite('SQLite event store specifics');
+
+test('an append is acknowledged only once it is on disk: WAL with synchronous=FULL, whoever opened the connection', async () => {
+  const tmp = tempDir();
+  const db = new Database(join(tmp.dir, 'events.db'));
+  const store = new SqliteEventStore(db);
+  await store.append('s', [ev('E0')]);
+  assert.is(db.pragma('journal_mode', { simple: true }), 'wal');
+  // 2 = FULL: in WAL mode every commit (each group commit of appends) syncs the log before it returns.
+  assert.is(db.pragma('synchronous', { simple: true }), 2);
+  await store.close();
+  const opened = openSqliteEventStore(join(tmp.dir, 'events.db'));
+  assert.is((await opened.headPosition()), 1);
+  await opened.close();
+  tmp.remove();
+});
 
 test('appendMany is atomic: a conflict on one stream writes nothing at all', async () => {
   const tmp = tempDir();

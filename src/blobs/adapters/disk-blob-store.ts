@@ -23,9 +23,16 @@ import {
   type PutResult,
 } from '../blob-store.ts';
 import { DIGEST } from '../../domain/files/files.ts';
+import { ensurePrivateDirectory, PRIVATE_DIRECTORY_MODE, PRIVATE_FILE_MODE } from '../../drivers/private-files.ts';
 
-/** Temporary files older than this are left-overs of a crash and removed when the store opens. */
-const STALE_TEMP_MS = 24 * 3600 * 1000;
+/**
+ * A temporary file untouched for this long belongs to no upload, in this process or any other that
+ * shares the directory: an upload lasts at most SVC_REQUEST_TIMEOUT_MS (an hour at most) and writes
+ * to its file as bytes arrive. Such files are left by a killed process and removed when the store
+ * opens. (Naming temporary files by process id instead would misjudge processes in other pid
+ * namespaces, e.g. containers sharing a volume, and pids are reused.)
+ */
+const STALE_TEMP_MS = 3600 * 1000;
 
 /** While a blob is written, what has been written is flushed to disk in the background every this many bytes. */
 const SYNC_EVERY_BYTES = 8 * 1024 * 1024;
@@ -128,18 +135,18 @@ export class DiskBlobStore implements BlobStore {
   }
 
   async put(source: BlobSource, options: PutOptions = {}): Promise<PutResult> {
-    await mkdir(this.tmp, { recursive: true });
+    await mkdir(this.tmp, { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
     const temp = join(this.tmp, randomUUID());
     const meter = new DigestMeter(options.limit);
     try {
-      await pipeline(toReadable(source), meter, new DurableFileWriter(await open(temp, 'wx', 0o640)));
+      await pipeline(toReadable(source), meter, new DurableFileWriter(await open(temp, 'wx', PRIVATE_FILE_MODE)));
       const { digest, size } = meter.ref;
       const final = this.pathOf(digest);
       if ((await this.sizeOf(final)) === size) {
         await rm(temp, { force: true });
         return { digest, size, created: false };
       }
-      await mkdir(dirname(final), { recursive: true });
+      await mkdir(dirname(final), { recursive: true, mode: PRIVATE_DIRECTORY_MODE });
       await rename(temp, final);
       await syncDirectory(dirname(final));
       return { digest, size, created: true };
@@ -175,7 +182,7 @@ export class DiskBlobStore implements BlobStore {
 
   async close(): Promise<void> {}
 
-  /** Removes temporary files left by a crash (older than a day, so uploads in progress are kept). */
+  /** Removes temporary files left by a killed process (untouched for STALE_TEMP_MS, so uploads in progress are kept). */
   async sweepTemporaryFiles(now = Date.now()): Promise<number> {
     let removed = 0;
     let names: string[];
@@ -199,7 +206,8 @@ export class DiskBlobStore implements BlobStore {
 
 /** The disk store under `<dataDir>/files`. */
 export const openDiskBlobStore = async (root: string): Promise<DiskBlobStore> => {
-  await mkdir(join(root, 'tmp'), { recursive: true });
+  ensurePrivateDirectory(root);
+  ensurePrivateDirectory(join(root, 'tmp'));
   const store = new DiskBlobStore(root);
   await store.sweepTemporaryFiles();
   return store;

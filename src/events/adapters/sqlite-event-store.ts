@@ -17,7 +17,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../event-store.ts';
-import { applySqlitePragmas } from '../../drivers/sqlite.ts';
+import { applySqlitePragmas, openSqliteFile } from '../../drivers/sqlite.ts';
 
 interface EventRow {
   position: number;
@@ -86,6 +86,10 @@ export class SqliteEventStore implements EventStore {
     this.clock = options.clock ?? Date.now;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
     this.appended.setMaxListeners(0);
+    // An append is acknowledged only once it is on disk: WAL with synchronous=FULL syncs the log at
+    // every commit, i.e. once per group commit of appends. The log is the only source of truth; the
+    // read models can be rebuilt from it. Set here so a connection opened by anyone gets it.
+    applySqlitePragmas(db, 'FULL');
     db.exec(`
       CREATE TABLE IF NOT EXISTS events (
         position INTEGER PRIMARY KEY,
@@ -284,7 +288,5 @@ export class SqliteEventStore implements EventStore {
 }
 
 export const openSqliteEventStore = (file: string, options?: SqliteEventStoreOptions): SqliteEventStore => {
-  const db = new Database(file);
-  applySqlitePragmas(db);
-  return new SqliteEventStore(db, options);
+  return new SqliteEventStore(openSqliteFile(file, 'FULL'), options);
 };

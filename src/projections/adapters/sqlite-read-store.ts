@@ -19,7 +19,7 @@ import {
   type SwitchPlan,
   type WriteOp,
 } from '../read-store.ts';
-import { applySqlitePragmas } from '../../drivers/sqlite.ts';
+import { openSqliteFile } from '../../drivers/sqlite.ts';
 import { migrateCheckpoints, parseMark, SqliteSwitchMarks } from './sqlite-switch.ts';
 import { SqliteLeases } from './sqlite-leases.ts';
 
@@ -401,8 +401,9 @@ const toCheckpoint = (row: { position: number; generation: number }): Checkpoint
   row.generation ? { position: row.position, generation: row.generation } : { position: row.position };
 
 export const openSqliteReadStore = (file: string, options: SqliteReadStoreOptions = {}): SqliteReadStore => {
-  const db = new Database(file);
-  applySqlitePragmas(db);
+  // synchronous=NORMAL: a power loss may drop the read models' last commits, which are rebuilt from
+  // the event log (their checkpoints fall back with them), so they need not pay a sync per commit.
+  const db = openSqliteFile(file, 'NORMAL');
   // Read models are written at random (one document per object): SQLite's 2 MB default page cache
   // thrashes once they outgrow it, and catch-up and rebuilds slow down several times over.
   db.pragma('cache_size = -262144');
