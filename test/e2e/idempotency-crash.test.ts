@@ -21,6 +21,12 @@ import { idempotencyStream } from '../../src/commands/idempotency.ts';
 
 const TOKEN = 'crash-test-admin-token-0123456789';
 const LEASE_MS = 1500;
+/**
+ * This test's client address (the process trusts one proxy hop): stray requests from other programs
+ * on a shared machine that reach a reused loopback port are counted under 127.0.0.1, so their wrong
+ * tokens cannot throttle this test's requests (seen once: a 429 on creating a user).
+ */
+const CLIENT = '192.0.2.10';
 
 interface Running {
   readonly child: ChildProcess;
@@ -31,7 +37,7 @@ interface Running {
 
 const start = async (dataDir: string): Promise<Running> => {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', SVC_HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TOKEN, SVC_IDEMPOTENCY_LEASE_MS: String(LEASE_MS), SVC_LOG_LEVEL: 'info' },
+    env: { ...process.env, PORT: '0', SVC_HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: TOKEN, SVC_IDEMPOTENCY_LEASE_MS: String(LEASE_MS), SVC_LOG_LEVEL: 'info', SVC_TRUST_PROXY: '1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -56,7 +62,7 @@ const start = async (dataDir: string): Promise<Running> => {
     url,
     adminToken: TOKEN,
     request: (path: string, { admin = true, headers, ...init }: RequestInit & { admin?: boolean } = {}) =>
-      fetch(`${url}${path}`, { ...init, headers: { ...(admin ? { Authorization: `Bearer ${TOKEN}` } : {}), ...(headers as Record<string, string>) } }),
+      fetch(`${url}${path}`, { ...init, headers: { ...(admin ? { Authorization: `Bearer ${TOKEN}` } : {}), 'X-Forwarded-For': CLIENT, ...(headers as Record<string, string>) } }),
   } as unknown as TestService;
   return { child, exited, svc };
 };
