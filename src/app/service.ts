@@ -13,6 +13,8 @@ import { openBlobStore } from './open-blob-store.ts';
 import { DownloadSigner, resolveDownloadSecret } from '../blobs/signed-urls.ts';
 import { runnerStatus } from '../queries/reporting-api.ts';
 import { createCaches } from './caches.ts';
+import { startProjector } from './projector.ts';
+import { runnerOptions } from './runner-options.ts';
 
 export interface Service {
   readonly server: Server;
@@ -33,6 +35,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   const logger = options.logger ?? pino({ level: config.logLevel });
   // Everything under the data directory is the service's alone (databases, secrets, files).
   ensurePrivateDirectory(config.dataDir);
+  if (config.role === 'projector') return startProjector(config, logger, options);
   const admin = resolveAdminToken(config.adminToken, config.dataDir);
   if (admin.generated) {
     // Printed once, on the start that created it; afterwards it is only in the file.
@@ -40,7 +43,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   }
   const model = loadAppModel(config);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
-  const runner = new ProjectionRunner({ events: engines.events, reads: engines.reads, projectors: model.projectors, logger });
+  const runner = new ProjectionRunner(runnerOptions(config, engines, model.projectors, logger));
   const caches = createCaches({ events: engines.events, runner, decode: model.decode, reads: engines.reads, ...(options.clock ? { clock: options.clock } : {}) });
   await engines.reads.ensureCollection(snapshotSpec);
   await runner.start();

@@ -30,6 +30,10 @@ export const ENV_SPEC = {
   SVC_MODELS: optional(text('a path to a data-import models JSON file', (s) => s.length > 0)),
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
   SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 2_000),
+  SVC_ROLE: oneOf(['all', 'api', 'projector'] as const, 'all'),
+  SVC_LEASE_TTL_MS: integer(1_000, 600_000, 10_000),
+  SVC_LEASE_RENEW_MS: optional(integer(100, 300_000)),
+  SVC_CHECKPOINT_POLL_MS: integer(10, 60_000, 500),
   SVC_IDEMPOTENCY_LEASE_MS: integer(500, 3_600_000, 30_000),
   SVC_TRUST_PROXY: optional(text(TRUST_PROXY_EXPECTED, (s) => parseTrustProxy(s) !== undefined)),
   SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
@@ -61,6 +65,12 @@ export interface Config {
   readonly snapshotInterval: number;
   /** File storage and signed downloads. */
   readonly files: FilesConfig;
+  /** all: HTTP and projections in one process; api: HTTP only; projector: projections (and a status endpoint) only. */
+  readonly role: 'all' | 'api' | 'projector';
+  /** Projection leases: a holder renews every `renewMs`; one not renewed for `ttlMs` is taken over. */
+  readonly leases: { readonly ttlMs: number; readonly renewMs: number };
+  /** How often a process reads the checkpoints stored by other processes while nobody waits for one. */
+  readonly checkpointPollMs: number;
   /** How long a request holds its Idempotency-Key without renewing it; a retry takes a lapsed key over. */
   readonly idempotencyLeaseMs: number;
   /** Whether (and how far) the client address is taken from X-Forwarded-For. */
@@ -79,6 +89,8 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
   const decoded = decodeEnv(ENV_SPEC, env);
   if (!decoded.ok) throw new ConfigError(decoded.errors);
   const v = decoded.value;
+  const renewMs = v.SVC_LEASE_RENEW_MS ?? Math.floor(v.SVC_LEASE_TTL_MS / 3);
+  if (renewMs >= v.SVC_LEASE_TTL_MS) throw new ConfigError(['SVC_LEASE_RENEW_MS must be less than SVC_LEASE_TTL_MS (a third of it is usual)']);
   if (v.SVC_REQUEST_TIMEOUT_MS < v.SVC_HEADERS_TIMEOUT_MS) {
     throw new ConfigError(['SVC_REQUEST_TIMEOUT_MS must be at least SVC_HEADERS_TIMEOUT_MS (the whole request includes its headers)']);
   }
@@ -98,6 +110,9 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     modelsFile: v.SVC_MODELS ? resolve(v.SVC_MODELS) : configFile('models.json'),
     collectionsFile: v.SVC_COLLECTIONS ? resolve(v.SVC_COLLECTIONS) : configFile('collections.json'),
     snapshotInterval: v.SVC_SNAPSHOT_INTERVAL,
+    role: v.SVC_ROLE,
+    leases: { ttlMs: v.SVC_LEASE_TTL_MS, renewMs },
+    checkpointPollMs: v.SVC_CHECKPOINT_POLL_MS,
     idempotencyLeaseMs: v.SVC_IDEMPOTENCY_LEASE_MS,
     trustProxy: parseTrustProxy(v.SVC_TRUST_PROXY) ?? { kind: 'off' },
     logLevel: v.SVC_LOG_LEVEL,

@@ -60,6 +60,13 @@ export const requestRebuild = async (events: EventStore, reads: ReadStore, name:
   return requested;
 };
 
+/** A rebuild that failed before it could record its own failure (its worker did not start): it is not retried until asked again. */
+export const recordRebuildFailure = async (reads: ReadStore, name: string, message: string): Promise<void> => {
+  const current = (await readRebuilds(reads, [name])).get(name);
+  if (!rebuildUnderway(current)) return;
+  await writeRebuild(reads, name, { ...current!, error: message });
+};
+
 export interface RebuildOptions {
   readonly events: EventStore;
   readonly reads: ReadStore;

@@ -9,11 +9,13 @@ export const adminProjectionRoutes = (runner: ProjectionRunner) => {
   router.get('/projections', async (ctx) => {
     ctx.body = { projections: await runner.status() };
   });
+  // Accepted, not performed here: the holder of the projection's lease rebuilds it in a worker
+  // thread (this process, or a projector), and GET /projections shows its progress.
   router.post('/projections/:name/rebuild', async (ctx) => {
     const name = ctx.params.name!;
-    if (!(await runner.status()).some((p) => p.name === name)) throw notFound(`Unknown projection: ${name}`, 'svc:projection:no-such-projection');
+    if (!runner.projectors.some((p) => p.name === name)) throw notFound(`Unknown projection: ${name}`, 'svc:projection:no-such-projection');
     try {
-      ctx.body = { projection: name, rebuild: runner.rebuild(name), status: `/api/admin/projections` };
+      ctx.body = { projection: name, rebuild: await runner.rebuild(name), status: `/api/admin/projections` };
       ctx.status = 202;
     } catch (e) {
       if (e instanceof RebuildInProgressError) throw new HttpError(409, 'svc:projection:rebuild-in-progress', e.message);

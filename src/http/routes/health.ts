@@ -16,3 +16,16 @@ export const healthRoutes = (runner: ProjectionRunner) => {
   });
   return router;
 };
+
+/**
+ * GET /status (the projector role's only other endpoint): every projection with its checkpoint,
+ * lag, lease holder (`here`: this process folds it) and last rebuild, for monitoring.
+ */
+export const projectorStatusRoutes = (runner: ProjectionRunner, role: string) => {
+  const router = new Router<AppState>();
+  router.get('/status', async (ctx) => {
+    const projections = await runner.status();
+    ctx.body = { role, owner: runner.owner, holding: projections.filter((p) => p.lease?.here).length, projections };
+  });
+  return router;
+};

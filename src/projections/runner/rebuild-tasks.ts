@@ -7,6 +7,7 @@ import {
   RebuildInProgressError,
   rebuildLease,
   rebuildUnderway,
+  recordRebuildFailure,
   type RebuildProgress,
 } from '../rebuild.ts';
 
@@ -90,10 +91,11 @@ export class RebuildTasks {
         this.deps.logger.info({ projection: p.name, phase: progress.phase, processed: progress.processed }, 'rebuild ended');
         if (progress.phase === 'done') this.deps.switched(p.name);
       })
-      .catch((e: Error) => {
+      .catch(async (e: Error) => {
         // Another process got to it first: it records its own progress.
         if (e instanceof RebuildInProgressError) return;
         this.deps.logger.error({ projection: p.name, err: { message: e.message } }, 'rebuild failed');
+        await recordRebuildFailure(this.deps.reads, p.name, e.message).catch(() => undefined);
       })
       .finally(() => this.running.delete(p.name));
     this.running.set(p.name, { controller, done });

@@ -636,7 +636,8 @@ forms('projections: the rebuild button starts a rebuild and the page shows its p
   const page = await client.get('/admin/projections');
   assert.match(page.text, 'Rebuild of users started.');
   assert.match(page.text, /Rebuilding: |Rebuilt: |Switching/);
-  for (let i = 0; i < 50 && !(await svc.runner.status()).find((p) => p.name === 'users')?.rebuild?.phase.match(/done/); i++) await new Promise((r) => setTimeout(r, 50));
+  // The rebuild runs in a worker thread that has to start first: a longer (bounded) wait.
+  for (let i = 0; i < 400 && !(await svc.runner.status()).find((p) => p.name === 'users')?.rebuild?.phase.match(/done/); i++) await new Promise((r) => setTimeout(r, 50));
   assert.match((await client.get('/admin/projections')).text, /Rebuilt: \d+ events read/);
   const unknown = await client.post('/admin/projections/nope/rebuild', { csrf: token });
   assert.is(unknown.status, 404);

@@ -25,9 +25,9 @@ export const projectionPages = (router: Router<AppState>, page: PageGuard, runne
     '/projections/:name/rebuild',
     page(async (ctx, s) => {
       const name = ctx.params.name!;
-      if (!(await runner.status()).some((p) => p.name === name)) throw new HttpError(404, 'svc:projection:no-such-projection', `Unknown projection: ${name}`);
+      if (!runner.projectors.some((p) => p.name === name)) throw new HttpError(404, 'svc:projection:no-such-projection', `Unknown projection: ${name}`);
       try {
-        runner.rebuild(name);
+        await runner.rebuild(name);
       } catch (e) {
         if (!(e instanceof RebuildInProgressError)) throw e;
         return redirect(ctx, '/admin/projections', s.session, { kind: 'error', text: e.message });

@@ -1,0 +1,58 @@
+/**
+ * A worker thread that performs one rebuild (started by rebuild-in-worker.ts): it opens its own
+ * connections to the configured engines, so the thread that serves requests and folds live
+ * batches is never held up by the rebuild's long stretches of synchronous work.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Config } from '../config/config.ts';
+import { rebuildProjections, RebuildInProgressError } from '../projections/rebuild.ts';
+import { loadAppModel } from './app-model.ts';
+import { openEngines } from './engines.ts';
+
+export interface RebuildWorkerInput {
+  readonly config: Config;
+  readonly projections: readonly string[];
+  readonly owner: string;
+  readonly maxCommitOps?: number;
+}
+
+export type RebuildWorkerMessage =
+  | { readonly kind: 'done'; readonly progress: import('../projections/rebuild.ts').RebuildProgress }
+  | { readonly kind: 'failed'; readonly message: string; readonly inProgress: boolean };
+
+const input = workerData as RebuildWorkerInput;
+const port = parentPort!;
+const controller = new AbortController();
+port.on('message', (message) => {
+  if (message === 'stop') controller.abort();
+});
+
+const run = async (): Promise<RebuildWorkerMessage> => {
+  const model = loadAppModel(input.config);
+  const engines = await openEngines(input.config);
+  try {
+    const projectors = model.projectors.filter((p) => input.projections.includes(p.name));
+    const progress = await rebuildProjections({
+      events: engines.events,
+      reads: engines.reads,
+      projectors,
+      owner: input.owner,
+      signal: controller.signal,
+      resumeAfterStop: true,
+      leaseTtlMs: input.config.leases.ttlMs,
+      leaseRenewMs: input.config.leases.renewMs,
+      ...(input.maxCommitOps ? { maxCommitOps: input.maxCommitOps } : {}),
+    });
+    return { kind: 'done', progress };
+  } finally {
+    await engines.close();
+  }
+};
+
+run()
+  .then(
+    (message) => port.postMessage(message),
+    (e: Error) => port.postMessage({ kind: 'failed', message: e.message, inProgress: e instanceof RebuildInProgressError } satisfies RebuildWorkerMessage),
+  )
+  // Listening for "stop" must not keep the thread alive once the rebuild has ended.
+  .finally(() => port.unref());
