@@ -4,6 +4,7 @@ import { UnknownCollectionError } from '../queries/reporting-api.ts';
 import { collectionDataCommand, collectionDataHelp } from './commands/collection-data.ts';
 import { events, eventsHelp } from './commands/events.ts';
 import { projections, projectionsHelp } from './commands/projections.ts';
+import { projector, projectorHelp } from './commands/projector.ts';
 import { rebuild, rebuildHelp } from './commands/rebuild.ts';
 import { verify, verifyHelp } from './commands/verify.ts';
 import { openCli, UsageError, type CliContext } from './context.ts';
@@ -16,6 +17,7 @@ Commands:
   verify <projection|all>      compare read models with a replay of the log
   events [filters] [--follow]  print events as JSON lines
   collection-data <name>       a reporting collection's data, now or --at a time, as JSON or CSV
+  projector                    run as a projector process (folds projections; /healthz and /status)
 
 "svc <command> --help" describes a command.`;
 
@@ -25,6 +27,16 @@ interface Command {
   readonly args: number;
   run(cli: CliContext, args: string[], flags: Record<string, unknown>): Promise<number>;
 }
+
+/** A long-running process that opens what it needs itself, not the CLI's engines. */
+interface ProcessCommand {
+  readonly help: string;
+  start(): Promise<number>;
+}
+
+const PROCESSES: Record<string, ProcessCommand> = {
+  projector: { help: projectorHelp, start: projector },
+};
 
 const COMMANDS: Record<string, Command> = {
   projections: { help: projectionsHelp, options: { json: { type: 'boolean' } }, args: 0, run: (cli, _a, f) => projections(cli, f) },
@@ -58,6 +70,18 @@ const main = async (argv: string[]): Promise<number> => {
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${HELP}\n`);
     return name ? 0 : 2;
+  }
+  const long = PROCESSES[name];
+  if (long) {
+    if (rest.includes('--help') || rest.includes('-h')) {
+      process.stdout.write(`${long.help}\n`);
+      return 0;
+    }
+    if (rest.length > 0) {
+      process.stderr.write(`${long.help}\n`);
+      return 2;
+    }
+    return long.start();
   }
   const command = COMMANDS[name];
   if (!command) {

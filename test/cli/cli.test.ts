@@ -40,7 +40,7 @@ test.after(async (ctx) => {
 });
 
 test('every command has --help, and a bad command is a usage error', async (ctx) => {
-  for (const command of ['projections', 'rebuild', 'verify', 'events', 'collection-data']) {
+  for (const command of ['projections', 'rebuild', 'verify', 'events', 'collection-data', 'projector']) {
     const r = await svcCli(ctx, [command, '--help']);
     assert.is(r.code, 0, command);
     assert.match(r.stdout, `svc ${command}`);
