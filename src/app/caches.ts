@@ -42,7 +42,10 @@ export interface AuthThrottles {
 
 export interface CachedEngines {
   readonly events: EventStore;
-  /** The projection runner: versioned caches are dropped whenever the read model they derive from moves. */
+  /**
+   * The projection runner: versioned caches are dropped whenever the read model they derive from
+   * moves, by this process's commits or by checkpoints other processes store (which it polls).
+   */
   readonly runner: VersionedProjections;
   readonly decode: EventDecoder;
   /** Where the throttles' counts and the admin sessions are shared with other processes. */

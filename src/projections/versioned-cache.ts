@@ -1,6 +1,9 @@
 /**
  * A bounded in-memory map of values derived from a read model, valid for exactly one version of it
- * (`ProjectionRunner.version`): when the version moves, every entry is dropped.
+ * (`ProjectionRunner.version`): when the version moves, every entry is dropped. The version moves
+ * on this process's own commits and also when it sees the projection's stored checkpoint moved by
+ * another process (an `api` process, or a standby), so no cached value outlives a checkpoint the
+ * process has seen.
  *
  * The protocol that keeps it exact: read the version with `version()` BEFORE loading what a value
  * is derived from, and hand that version to `set`. A value loaded while a batch was being committed

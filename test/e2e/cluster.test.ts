@@ -195,6 +195,30 @@ test('the standby takes over from a killed lease holder; both api processes answ
   const atEnd = await same(`/api/reporting/v0/collection-data/phd_projects?at=${encodeURIComponent(instants.at(-1)!)}`);
   assert.equal(atEnd.rows, now.rows, 'at the last instant the replay equals the live read model');
 
+  // A cached answer never outlives a checkpoint the process has seen: api-2 caches an object,
+  // api-1 renames it, and once api-2 has seen the new checkpoint it answers the new title.
+  const cachedRef = refs[3]!;
+  const read = (svc: TestService) => call(svc, `/api/v0-object/ref/${cachedRef}?sources=NONE`, { admin: false, headers: { Authorization: `Basic ${Buffer.from(`svc:${reader.key}`).toString('base64')}` } });
+  assert.is((await read(b)).status, 200);
+  assert.is((await read(b)).status, 200);
+  const renamed = await call(a, `/api/admin/objects/${cachedRef}`, { method: 'PATCH', body: { attributes: { 'dc:attribute:title': 'Renamed by api-1' } } });
+  assert.is(renamed.status, 200);
+  const objectsAt = Math.max(...(await statusOf(standby)).projections.map((p) => p.checkpoint));
+  await until('api-2 sees the rename committed', async () => ((await call(b, '/api/admin/projections')).body.projections as Status['projections']).every((p) => p.checkpoint >= objectsAt));
+  assert.match(JSON.stringify((await read(b)).body), 'Renamed by api-1');
+
+  // A rebuild asked of an api process is run by the projector holding the projection.
+  const asked = await call(b, '/api/admin/projections/objects/rebuild', { method: 'POST' });
+  assert.is(asked.status, 202, JSON.stringify(asked.body));
+  await until('the projector has rebuilt objects', async () => {
+    const seen = (await call(a, '/api/admin/projections')).body.projections as { name: string; rebuild?: { phase: string; error?: string } }[];
+    const rebuild = seen.find((p) => p.name === 'objects')?.rebuild;
+    assert.not.ok(rebuild?.error, rebuild?.error);
+    return rebuild?.phase === 'done';
+  });
+  assert.match(standby.output(), '"projection":"objects","msg":"rebuild started"');
+  for (const p of [api1, api2]) assert.not.match(p.output(), '"msg":"rebuild started"', `${p.name} ran no rebuild`);
+
   const verify = await new Promise<{ code: number | null; out: string }>((resolve) => {
     const child = spawn(process.execPath, ['bin/svc.mjs', 'verify', 'all'], { env: env(ctx.dir), stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
