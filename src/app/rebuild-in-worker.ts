@@ -18,11 +18,11 @@ const bootstrap = fromSources
  * page in progress (the rebuild is then resumed by the next holder of the projection).
  */
 export const rebuildInWorker =
-  (config: Config, options: { readonly maxCommitOps?: number } = {}): RebuildLauncher =>
+  (config: Config): RebuildLauncher =>
   (projectors, { owner, signal }) =>
     new Promise<RebuildProgress>((resolve, reject) => {
       const names = projectors.map((p) => p.name);
-      const input: RebuildWorkerInput = { config, projections: names, owner, ...options };
+      const input: RebuildWorkerInput = { config, projections: names, owner };
       const worker = new Worker(bootstrap, { eval: true, workerData: input });
       let settled = false;
       const stop = () => worker.postMessage('stop');

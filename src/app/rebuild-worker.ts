@@ -13,7 +13,6 @@ export interface RebuildWorkerInput {
   readonly config: Config;
   readonly projections: readonly string[];
   readonly owner: string;
-  readonly maxCommitOps?: number;
 }
 
 export type RebuildWorkerMessage =
@@ -41,7 +40,6 @@ const run = async (): Promise<RebuildWorkerMessage> => {
       resumeAfterStop: true,
       leaseTtlMs: input.config.leases.ttlMs,
       leaseRenewMs: input.config.leases.renewMs,
-      ...(input.maxCommitOps ? { maxCommitOps: input.maxCommitOps } : {}),
     });
     return { kind: 'done', progress };
   } finally {

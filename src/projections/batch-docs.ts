@@ -1,5 +1,5 @@
 import type { DocAccess } from './projector.ts';
-import type { Doc, ReadStore, WriteOp } from './read-store.ts';
+import { writeOpBytes, type Doc, type ReadStore, type WriteOp } from './read-store.ts';
 
 const key = (collection: string, id: string) => `${collection}\u0000${id}`;
 
@@ -20,6 +20,9 @@ export class BatchDocs implements DocAccess {
   private readonly cache = new Map<string, Entry>();
   private unwritten = new Map<string, Entry>();
   private recent = new Map<string, Entry>();
+  /** Bytes of the unwritten puts (as writeOpBytes counts them), kept only when `measure` is set. */
+  private unwrittenBytes = 0;
+  private readonly sizes = new Map<string, number>();
 
   constructor(
     private readonly store: ReadStore,
@@ -27,6 +30,8 @@ export class BatchDocs implements DocAccess {
     private readonly physical: (collection: string) => string = (c) => c,
     /** True when every document folded so far is in this cache (a rebuild from the start). */
     readonly complete = false,
+    /** Keep count of the unwritten bytes (for stores that bound a transaction's bytes); costs a JSON encoding per write. */
+    private readonly measure = false,
   ) {}
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
@@ -51,6 +56,11 @@ export class BatchDocs implements DocAccess {
     this.cache.set(k, entry);
     this.unwritten.set(k, entry);
     this.recent.set(k, entry);
+    if (this.measure) {
+      const bytes = entry.doc === null ? 0 : writeOpBytes({ kind: 'put', collection: entry.collection, doc: entry.doc });
+      this.unwrittenBytes += bytes - (this.sizes.get(k) ?? 0);
+      this.sizes.set(k, bytes);
+    }
   }
 
   get size(): number {
@@ -59,6 +69,11 @@ export class BatchDocs implements DocAccess {
 
   get pending(): number {
     return this.unwritten.size;
+  }
+
+  /** Bytes of the writes not yet committed (0 unless measured). */
+  get pendingBytes(): number {
+    return this.unwrittenBytes;
   }
 
   /** The writes not yet committed, under physical collection names. */
@@ -72,6 +87,8 @@ export class BatchDocs implements DocAccess {
   /** After `ops()` have been committed. */
   written(): void {
     this.unwritten = new Map();
+    this.sizes.clear();
+    this.unwrittenBytes = 0;
   }
 
   /** The writes since the last call, under the projector's own collection names. */

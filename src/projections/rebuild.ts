@@ -1,8 +1,8 @@
 import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { BatchDocs } from './batch-docs.ts';
 import type { Projector, RebuildTarget } from './projector.ts';
-import type { ReadStore } from './read-store.ts';
-import { MAX_COMMIT_OPS } from './runner/commit-policy.ts';
+import type { BatchLimit, ReadStore } from './read-store.ts';
+import { windowFull } from './runner/commit-policy.ts';
 
 export const REBUILD_SUFFIX = '__rebuild';
 export const rebuildCheckpoint = (projection: string) => `rebuild:${projection}`;
@@ -83,8 +83,8 @@ export interface RebuildOptions {
   readonly resumeAfterStop?: boolean;
   /** Longest time folded documents stay uncommitted (what an interruption without a signal can lose). */
   readonly commitEveryMs?: number;
-  /** Most write operations per commit (see MAX_COMMIT_OPS). */
-  readonly maxCommitOps?: number;
+  /** The most one commit may carry; the read store's own bound (ReadStore.maxBatch) by default. */
+  readonly maxBatch?: BatchLimit;
   /** Name on the rebuild leases; a random one by default. */
   readonly owner?: string;
   readonly leaseTtlMs?: number;
@@ -154,7 +154,8 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
   const { events, reads, projectors } = options;
   const batchSize = options.batchSize ?? 2000;
   const commitEveryMs = options.commitEveryMs ?? 60_000;
-  const maxOps = options.maxCommitOps ?? MAX_COMMIT_OPS;
+  const limit = options.maxBatch ?? reads.maxBatch;
+  const measure = Number.isFinite(limit.bytes);
   const builds: Build[] = [];
   for (const projector of projectors) {
     const checkpoint = rebuildCheckpoint(projector.name);
@@ -164,7 +165,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
       if (stored === 0) await reads.dropCollection(target.physical(spec.name));
       await reads.ensureCollection({ ...spec, name: target.physical(spec.name) });
     }
-    builds.push({ projector, checkpoint, stored, docs: new BatchDocs(reads, target.physical, stored === 0) });
+    builds.push({ projector, checkpoint, stored, docs: new BatchDocs(reads, target.physical, stored === 0, measure) });
   }
   // Only events some projector folds are read (every projector ignores the others).
   const types = projectors.every((p) => p.handles) ? [...new Set(projectors.flatMap((p) => p.handles!))] : undefined;
@@ -232,8 +233,8 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
     for (const event of batch) {
       for (const b of builds) {
         if (event.position > b.stored && (b.projector.handles === undefined || b.projector.handles.includes(event.type))) await b.projector.apply(event, b.docs);
-        // A commit window ends at an event boundary once it holds as many writes as one commit may.
-        if (b.docs.pending >= maxOps) await commit(b, event.position);
+        // A commit window ends at an event boundary once it fills what one commit may carry.
+        if (windowFull(b.docs.pending, b.docs.pendingBytes, limit)) await commit(b, event.position);
       }
     }
     const last = batch[batch.length - 1]!;
@@ -259,7 +260,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
     }
     if (Date.now() - committedAt > commitEveryMs || builds.some((b) => b.docs.pending > MAX_PENDING_DOCS)) await commitAll(position);
     // Past this size the cache stops being the whole state: later misses read the committed documents.
-    for (const b of builds) if (b.docs.pending === 0 && b.docs.size > MAX_CACHED_DOCS) b.docs = new BatchDocs(reads, target.physical, false);
+    for (const b of builds) if (b.docs.pending === 0 && b.docs.size > MAX_CACHED_DOCS) b.docs = new BatchDocs(reads, target.physical, false, measure);
     if (last.position > head) head = await events.headPosition();
     await progress('building');
   }

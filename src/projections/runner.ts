@@ -2,9 +2,9 @@ import { hostname } from 'node:os';
 import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { BatchDocs } from './batch-docs.ts';
 import type { Projector } from './projector.ts';
-import { CheckpointConflictError, type ReadStore } from './read-store.ts';
+import { CheckpointConflictError, type BatchLimit, type Checkpoint, type ReadStore } from './read-store.ts';
 import { rebuildCheckpoint, rebuildProjections, rebuildsSpec, readRebuilds, requestRebuild, type RebuildProgress } from './rebuild.ts';
-import { commitNow, IDLE_COMMIT_MS, keepCache, MAX_COMMIT_OPS, needsWrite, NOOP_FLUSH_MS } from './runner/commit-policy.ts';
+import { commitNow, IDLE_COMMIT_MS, keepCache, needsWrite, NOOP_FLUSH_MS, windowFull } from './runner/commit-policy.ts';
 import { Feed } from './runner/feed.ts';
 import { fencedWrites } from './runner/fenced-writes.ts';
 import { RebuildTasks, type RebuildLauncher } from './runner/rebuild-tasks.ts';
@@ -47,8 +47,8 @@ export interface RunnerOptions {
   readonly waitPollMs?: number;
   /** Runs rebuilds (a worker thread in the service); in this thread by default. */
   readonly launchRebuild?: RebuildLauncher;
-  /** Most write operations per commit (see MAX_COMMIT_OPS). */
-  readonly maxCommitOps?: number;
+  /** The most one commit may carry; the read store's own bound (ReadStore.maxBatch) by default. */
+  readonly maxBatch?: BatchLimit;
 }
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -62,6 +62,8 @@ interface Running {
   checkpoint: number;
   /** The checkpoint as stored; behind `checkpoint` only after batches that changed nothing. */
   persisted: number;
+  /** The stored checkpoint's generation (moved by every rebuild switched in): commits are fenced by it too. */
+  storedGeneration: number;
   /** Position of the last event folded into `docs`: ahead of `checkpoint` while catch-up batches wait to commit together. */
   folded: number;
   /** Documents kept across batches (so catch-up reads each from the store once); dropped on any restart. */
@@ -110,7 +112,7 @@ export class ProjectionRunner {
   private readonly leaseRenewMs: number;
   private readonly followMs: number;
   private readonly waitPollMs: number;
-  private readonly maxCommitOps: number;
+  private readonly maxBatch: BatchLimit;
   private readonly rebuilds: RebuildTasks;
   private leaseTimer?: NodeJS.Timeout;
   private followTimer?: NodeJS.Timeout;
@@ -130,7 +132,7 @@ export class ProjectionRunner {
     this.leaseRenewMs = options.leaseRenewMs ?? Math.max(1, Math.floor(this.leaseTtlMs / 3));
     this.followMs = options.followMs ?? 500;
     this.waitPollMs = options.waitPollMs ?? 20;
-    this.maxCommitOps = options.maxCommitOps ?? MAX_COMMIT_OPS;
+    this.maxBatch = options.maxBatch ?? options.reads.maxBatch;
     this.waiters = new Waiters(() => this.followSoon(this.waitPollMs));
     const names = new Set<string>();
     for (const p of options.projectors) {
@@ -150,7 +152,7 @@ export class ProjectionRunner {
             projectors,
             leaseTtlMs: this.leaseTtlMs,
             leaseRenewMs: this.leaseRenewMs,
-            maxCommitOps: this.maxCommitOps,
+            maxBatch: this.maxBatch,
             resumeAfterStop: true,
             ...o,
           })),
@@ -171,11 +173,13 @@ export class ProjectionRunner {
     await reads.ensureCollection(rebuildsSpec);
     for (const projector of this.options.projectors) {
       for (const spec of projector.collections) await reads.ensureCollection(spec);
-      const stored = (await reads.getCheckpoint(projector.name))?.position ?? 0;
+      const checkpoint = await reads.getCheckpoint(projector.name);
+      const stored = checkpoint?.position ?? 0;
       const run: Running = {
         projector,
         checkpoint: stored,
         persisted: stored,
+        storedGeneration: checkpoint?.generation ?? 0,
         persistedAt: Date.now(),
         folded: stored,
         committedAt: Date.now(),
@@ -289,21 +293,28 @@ export class ProjectionRunner {
    */
   private async follow(): Promise<void> {
     const runs = [...this.running.values()].filter((r) => !r.stopped);
-    const before = runs.map((r) => r.persisted);
+    const before = runs.map((r) => [r.persisted, r.storedGeneration] as const);
     const stored = await Promise.all(runs.map((r) => this.options.reads.getCheckpoint(r.projector.name)));
     let moved = false;
     runs.forEach((run, i) => {
       const position = stored[i]?.position ?? 0;
+      const generation = stored[i]?.generation ?? 0;
       if (run.stopped) return;
       if (!run.active) {
-        if (position === run.checkpoint) return;
+        // A rebuild switched in at the same position moves only the generation.
+        if (position === run.checkpoint && generation === run.storedGeneration) return;
         run.checkpoint = position;
         run.persisted = position;
         run.folded = position;
+        run.storedGeneration = generation;
         run.version++;
         moved = true;
-      } else if (!run.busy && position !== before[i] && run.persisted === before[i] && stored[i]) {
-        this.logger.info({ projection: run.projector.name, from: before[i], to: position }, 'checkpoint moved by another process; resuming from it');
+        return;
+      }
+      const [persisted, storedGeneration] = before[i]!;
+      const unchangedHere = run.persisted === persisted && run.storedGeneration === storedGeneration;
+      if (!run.busy && unchangedHere && stored[i] && (position !== persisted || generation !== storedGeneration)) {
+        this.logger.info({ projection: run.projector.name, from: persisted, to: position }, 'checkpoint moved by another process; resuming from it');
         void this.resync(run).catch((e: Error) => this.onFailure(run, e));
       }
     });
@@ -371,8 +382,10 @@ export class ProjectionRunner {
     const current = (run: Running) => generations.get(run) === run.generation && run.active && !run.stopped;
     const members: Running[] = [];
     for (const run of runs) {
-      const stored = (await this.options.reads.getCheckpoint(run.projector.name))?.position ?? 0;
+      const checkpoint = await this.options.reads.getCheckpoint(run.projector.name);
+      const stored = checkpoint?.position ?? 0;
       if (!current(run)) continue;
+      run.storedGeneration = checkpoint?.generation ?? 0;
       clearTimeout(run.commitTimer);
       clearTimeout(run.flushTimer);
       run.commitTimer = undefined;
@@ -454,11 +467,11 @@ export class ProjectionRunner {
     const { projector } = run;
     const reads = this.options.reads;
     const after = run.folded;
-    const docs = (run.docs ??= new BatchDocs(reads));
+    const docs = (run.docs ??= this.newDocs());
     for (const event of batch) {
       if (projector.handles === undefined || projector.handles.includes(event.type)) await projector.apply(event, docs);
-      // A window ends at an event boundary once it holds as many writes as one commit may.
-      if (docs.pending >= this.maxCommitOps) {
+      // A window ends at an event boundary once it fills what one commit may carry.
+      if (windowFull(docs.pending, docs.pendingBytes, this.maxBatch)) {
         run.folded = event.position;
         await this.commit(run);
       }
@@ -470,7 +483,7 @@ export class ProjectionRunner {
     run.retryDelay = this.retryDelayMs;
     if (projector.afterBatch) {
       // Snapshot writes are fenced like commits: a holder that lost its lease writes none.
-      const fenced = fencedWrites(reads, projector.name, () => run.persisted);
+      const fenced = fencedWrites(reads, projector.name, () => ({ position: run.persisted, generation: run.storedGeneration }));
       await projector
         .afterBatch({
           reads: fenced,
@@ -485,7 +498,12 @@ export class ProjectionRunner {
         })
         .catch((e: Error) => this.logger.error({ projection: projector.name, err: { message: e.message } }, 'after-batch step failed'));
     }
-    if (docs.pending === 0 && !keepCache(docs.size) && run.docs === docs) run.docs = new BatchDocs(reads);
+    if (docs.pending === 0 && !keepCache(docs.size) && run.docs === docs) run.docs = this.newDocs();
+  }
+
+  /** Bytes are counted only for a store that bounds them (it costs a JSON encoding per write). */
+  private newDocs(): BatchDocs {
+    return new BatchDocs(this.options.reads, undefined, false, Number.isFinite(this.maxBatch.bytes));
   }
 
   /** Commits what has been folded (documents and checkpoint together) and wakes whoever waits for it. */
@@ -502,7 +520,8 @@ export class ProjectionRunner {
   }
 
   private async persist(run: Running, ops: ReturnType<BatchDocs['ops']>, position: number): Promise<void> {
-    const expected = run.persisted === 0 ? null : { position: run.persisted };
+    // The generation read with the checkpoint fences this commit against a rebuild switched in since.
+    const expected: Checkpoint | null = run.persisted === 0 && run.storedGeneration === 0 ? null : { position: run.persisted, generation: run.storedGeneration };
     await this.options.reads.commitBatch(run.projector.name, ops, expected, { position });
     run.persisted = position;
     run.persistedAt = Date.now();

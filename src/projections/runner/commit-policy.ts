@@ -1,3 +1,5 @@
+import type { BatchLimit } from '../read-store.ts';
+
 /**
  * When what a projection has folded is committed (its documents and checkpoint in one transaction).
  *
@@ -32,12 +34,13 @@ export const needsWrite = (changedDocs: number, unstoredMs: number): boolean => 
 export const keepCache = (cachedDocs: number): boolean => cachedDocs <= CACHED_DOCS;
 
 /**
- * Most write operations in one commit. MongoDB aborts transactions that run past 60 s or strain
- * its cache, so a catch-up window (or a rebuild's) is committed in pieces of at most this many
- * operations, each moving the checkpoint to the last event it holds. Pieces end at event
- * boundaries: the writes of one event always commit together, even past this bound.
+ * Is a window big enough to commit now, before the next event? The store bounds one transaction
+ * (ReadStore.maxBatch: MongoDB aborts long ones) and a window's pieces end at event boundaries, so
+ * a piece is cut once it holds half the bound: the event that crossed the half still fits, unless
+ * that one event alone writes more than half of it.
  */
-export const MAX_COMMIT_OPS = 10_000;
+export const windowFull = (pendingOps: number, pendingBytes: number, limit: BatchLimit): boolean =>
+  pendingOps >= limit.ops / 2 || pendingBytes >= limit.bytes / 2;
 
 /**
  * How soon a checkpoint advanced by events that changed no document is stored anyway. Other

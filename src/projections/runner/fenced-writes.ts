@@ -1,4 +1,4 @@
-import type { ReadStore, WriteOp } from '../read-store.ts';
+import type { Checkpoint, ReadStore, WriteOp } from '../read-store.ts';
 
 /**
  * The read store as a projection's after-batch step sees it: reads as they are, writes (its
@@ -6,12 +6,12 @@ import type { ReadStore, WriteOp } from '../read-store.ts';
  * the one this runner stored last. A runner that lost the projection's lease without noticing
  * (another process has committed since) writes nothing: CheckpointConflictError.
  */
-export const fencedWrites = (reads: ReadStore, projection: string, persisted: () => number): ReadStore => {
+export const fencedWrites = (reads: ReadStore, projection: string, stored: () => Checkpoint): ReadStore => {
   const write = (ops: readonly WriteOp[]) => {
-    const position = persisted();
+    const checkpoint = stored();
     // Before this runner's first stored checkpoint there is nothing to fence with.
-    if (position === 0) return reads.bulkWrite(ops);
-    return reads.commitBatch(projection, ops, { position }, { position });
+    if (checkpoint.position === 0) return reads.bulkWrite(ops);
+    return reads.commitBatch(projection, ops, checkpoint, { position: checkpoint.position });
   };
   const overrides: Partial<ReadStore> = {
     bulkWrite: write,
