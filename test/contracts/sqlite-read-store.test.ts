@@ -1,4 +1,7 @@
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
 import { openSqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
 import type { ReadStore } from '../../src/projections/read-store.ts';
 import { readStoreContract } from './read-store.contract.ts';
@@ -24,3 +27,25 @@ readStoreContract('embedded SQLite', async () => {
     },
   };
 }).run();
+
+const upgrade = suite('embedded SQLite read store: files made before switch marks');
+upgrade('an older read.db gains the columns on open and keeps its checkpoints', async () => {
+  const tmp = tempDir();
+  const file = join(tmp.dir, 'read.db');
+  try {
+    const old = new Database(file);
+    old.exec(`CREATE TABLE _checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+              INSERT INTO _checkpoints VALUES ('tally', 42, 0);`);
+    old.close();
+    // Opened twice, as by two processes: the second finds the columns there.
+    const [a, b] = [openSqliteReadStore(file), openSqliteReadStore(file)];
+    assert.equal(await a.getCheckpoint('tally'), { position: 42 });
+    await b.commitBatch('tally', [], { position: 42, generation: 0 }, { position: 43 });
+    assert.equal(await a.getCheckpoint('tally'), { position: 43 });
+    await a.close();
+    await b.close();
+  } finally {
+    tmp.remove();
+  }
+});
+upgrade.run();

@@ -20,11 +20,18 @@ export interface CheckpointRow {
   readonly switching: string | null;
 }
 
-/** Adds the columns a switch needs to a checkpoints table made before they existed. */
+/**
+ * Adds the columns a switch needs to a checkpoints table made before they existed. Looked at again
+ * under the write lock: processes opening one data directory together would otherwise both add them.
+ */
 export const migrateCheckpoints = (db: Database.Database): void => {
-  const columns = new Set((db.prepare(`SELECT name FROM pragma_table_info('_checkpoints')`).all() as { name: string }[]).map((r) => r.name));
-  if (!columns.has('generation')) db.exec('ALTER TABLE _checkpoints ADD COLUMN generation INTEGER NOT NULL DEFAULT 0');
-  if (!columns.has('switching')) db.exec('ALTER TABLE _checkpoints ADD COLUMN switching TEXT');
+  const columns = () => new Set((db.prepare(`SELECT name FROM pragma_table_info('_checkpoints')`).all() as { name: string }[]).map((r) => r.name));
+  if (columns().has('switching')) return;
+  db.transaction(() => {
+    const present = columns();
+    if (!present.has('generation')) db.exec('ALTER TABLE _checkpoints ADD COLUMN generation INTEGER NOT NULL DEFAULT 0');
+    if (!present.has('switching')) db.exec('ALTER TABLE _checkpoints ADD COLUMN switching TEXT');
+  }).immediate();
 };
 
 /**
