@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 import type { EventStore } from '../events/event-store.ts';
@@ -8,6 +9,7 @@ import { adminAuth } from './middleware/admin-auth.ts';
 import { dispatchByPrefix, type RouterFamily } from './dispatch.ts';
 import type { PrincipalCache } from './middleware/api-key-auth.ts';
 import { handleErrors } from './middleware/handle-errors.ts';
+import { isClientDisconnect } from './client-disconnect.ts';
 import { jsonBody } from './middleware/json-body.ts';
 import { jsonOutput } from './middleware/json-output.ts';
 import { logRequests } from './middleware/log-requests.ts';
@@ -76,8 +78,13 @@ const isRawBodyPath = (path: string) => /^\/api\/admin\/files$/i.test(path);
 export const createApp = (deps: AppDeps): Koa<AppState> => {
   const app = new Koa<AppState>();
   app.proxy = false;
-  // Errors are answered by handleErrors; koa's own handler would print stacks for expected ones.
-  app.silent = true;
+  // Errors are answered by handleErrors. What reaches koa is an error after the answer started (a
+  // failing body stream): logged once here, except a client closing the connection, which the
+  // request log reports as a disconnect. (koa's own handler would print stacks to stderr.)
+  app.on('error', (err: unknown, ctx?: { req: IncomingMessage; state?: AppState }) => {
+    if (ctx && isClientDisconnect(err, ctx.req)) return;
+    (ctx?.state?.log ?? deps.logger).error({ err }, 'error while answering');
+  });
 
   const admin = adminAuth(deps.adminToken, { sessions: deps.sessions, throttle: deps.throttles.admin });
   const throttle = deps.throttles.apiKeys;
