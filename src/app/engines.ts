@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/config.ts';
 import type { EventStore } from '../events/event-store.ts';
@@ -6,6 +5,7 @@ import { openSqliteEventStore } from '../events/adapters/sqlite-event-store.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import { openSqliteReadStore } from '../projections/adapters/sqlite-read-store.ts';
 import type { MongoConnection } from '../drivers/mongodb.ts';
+import { ensurePrivateDirectory } from '../drivers/private-files.ts';
 
 export interface Engines {
   readonly events: EventStore;
@@ -18,7 +18,7 @@ export interface Engines {
 
 /** Opens the configured engines; the server engines' clients load only when configured. */
 export const openEngines = async (config: Config, options: { clock?: () => number } = {}): Promise<Engines> => {
-  mkdirSync(config.dataDir, { recursive: true });
+  ensurePrivateDirectory(config.dataDir);
   const events =
     config.eventStore.engine === 'esdb'
       ? await (await import('../events/adapters/esdb-event-store.ts')).openEsdbEventStore(config.eventStore.url)
