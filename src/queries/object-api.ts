@@ -103,7 +103,8 @@ export const readableObject = async (deps: ObjectQueryDeps, ref: string, access:
   return doc;
 };
 
-const linkTargetOf = (doc: ObjectDoc): LinkTarget => (doc.behaviour ? { title: doc.title, behaviour: doc.behaviour } : { title: doc.title });
+const linkTargetOf = (doc: ObjectDoc): LinkTarget =>
+  doc.behaviour ? { title: doc.title, labels: doc.labels, behaviour: doc.behaviour } : { title: doc.title, labels: doc.labels };
 
 /** Title and behaviour of the objects at `refs` (those that exist), from the cache where it has them. */
 const loadLinkTargets = async (deps: ObjectQueryDeps, refs: readonly string[]): Promise<Map<string, LinkTarget>> => {
@@ -139,12 +140,13 @@ const linkedRefsOf = (deps: ObjectQueryDeps, doc: ObjectDoc): readonly string[] 
 };
 
 /** Serialises objects with their sources, fetching what the sources need in a few batched reads. */
-export const serialiseMany = async (deps: ObjectQueryDeps, docs: readonly ObjectDoc[], sources: readonly string[]) => {
+export const serialiseMany = async (deps: ObjectQueryDeps, docs: readonly ObjectDoc[], sources: readonly string[], access: ReadAccess) => {
   const linkTargets = docs.length === 1 ? linkedRefsOf(deps, docs[0]!) : [...new Set(docs.flatMap((d) => linkedRefsOf(deps, d)))];
-  const linked = await loadLinkTargets(deps, linkTargets);
+  // Targets the caller may not read are dropped here, so that nothing of them (title, behaviour, username) is shown.
+  const linked = new Map([...(await loadLinkTargets(deps, linkTargets))].filter(([, t]) => canRead(access, t.labels)));
   let usernames: Map<string, string> | undefined;
   if (sources.includes('svc:username')) {
-    const profiles = [...new Set([...linkTargets, ...docs.map((d) => d.ref)])];
+    const profiles = [...new Set([...linked.keys(), ...docs.map((d) => d.ref)])];
     const users = profiles.length ? await deps.reads.find<UserDoc>(USERS, { where: { profileRef: { $in: profiles } } }) : [];
     usernames = new Map(users.map((u) => [u.profileRef!, u.username]));
   }
@@ -169,7 +171,7 @@ export const serialiseMany = async (deps: ObjectQueryDeps, docs: readonly Object
 export const getObject = async (deps: ObjectQueryDeps, ref: string, sourcesParam: string | undefined, access: ReadAccess) => {
   const sources = parseSources(sourcesParam);
   const doc = await readableObject(deps, ref, access);
-  const [object] = await serialiseMany(deps, [doc], sources);
+  const [object] = await serialiseMany(deps, [doc], sources, access);
   return object!;
 };
 
@@ -218,5 +220,5 @@ export const getLinked = async (deps: ObjectQueryDeps, ref: string, query: Linke
   const page = readable.slice(start, start + PAGE[results]);
   const summary = { count, start, end: start + page.length, more: start + page.length < count };
   if (results === 'refs') return { kind: 'svc:api-v0:object:store-query-results', results: summary, refs: page };
-  return { kind: 'svc:api-v0:object:store-query-results', results: summary, objects: await serialiseMany(deps, page.map((r) => docs.get(r)!), sources) };
+  return { kind: 'svc:api-v0:object:store-query-results', results: summary, objects: await serialiseMany(deps, page.map((r) => docs.get(r)!), sources, access) };
 };

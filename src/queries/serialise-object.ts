@@ -7,7 +7,7 @@ import { TYPE, type Schema } from '../domain/schema.ts';
 export interface SerialiseContext {
   readonly schema: Schema;
   readonly baseUrl: string;
-  /** What links show of the objects the serialised object links to. */
+  /** What links show of the objects the serialised object links to: only those the caller may read. */
   readonly linked: ReadonlyMap<string, LinkTarget>;
   /** Usernames by profile ref, when the `svc:username` source is used. */
   readonly usernames?: ReadonlyMap<string, string>;
@@ -18,8 +18,8 @@ export interface SerialiseContext {
   readonly slugs?: SlugMemo;
 }
 
-/** All a link's serialisation takes from the object it points to. */
-export type LinkTarget = Pick<ObjectDoc, 'title'> & { readonly behaviour?: string | null };
+/** All a link's serialisation takes from the object it points to (labels: to decide who may see it). */
+export type LinkTarget = Pick<ObjectDoc, 'title' | 'labels'> & { readonly behaviour?: string | null };
 
 export const behaviourOf = (doc: LinkTarget): string | undefined => doc.behaviour ?? undefined;
 
@@ -55,9 +55,12 @@ const addLink = (out: Record<string, unknown>, attribute: string, v: AttributeVa
     return;
   }
   const target = ctx.linked.get(v.ref);
-  const behaviour = target ? behaviourOf(target) : undefined;
+  // A target that is gone or that the caller may not read keeps its ref and shows nothing of
+  // itself, as Haplo's serialiser leaves out the title of an object it cannot load.
+  if (!target) return;
+  const behaviour = behaviourOf(target);
   if (behaviour) out.behaviour = behaviour;
-  out.title = target?.title ?? '';
+  out.title = target.title;
   const username = ctx.usernames?.get(v.ref);
   if (username) out.username = username;
 };
