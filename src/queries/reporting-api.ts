@@ -5,9 +5,10 @@ import type { ReadStore } from '../projections/read-store.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
 import { MemoryDocs } from '../projections/batch-docs.ts';
 import type { Schema } from '../domain/schema.ts';
-import { REF_FACT, type CollectionDef } from '../domain/reporting/collection.ts';
+import { REF_FACT, type CollectionDef, type FactDef } from '../domain/reporting/collection.ts';
+import { DomainError } from '../domain/errors.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
-import { type RowDoc } from '../projections/read-models.ts';
+import { OBJECTS, type ObjectDoc, type RowDoc } from '../projections/read-models.ts';
 import type { ObjectInfo } from '../projections/reporting/object-info.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
@@ -100,39 +101,86 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
   };
 };
 
+/** Whether any fact source follows a link: its value is read from another object. */
+const readsThroughLinks = (f: FactDef): boolean => 'attribute' in f.source && f.source.linked !== undefined;
+
 /**
  * Rows the principal may read, with the `objects` dictionary of every ref used as a fact value.
- * Referenced objects the principal may not read are left out of the dictionary.
+ * Who may read what is decided on the objects' labels as they are now (also for a past `at`: an
+ * object since relabelled confidential is hidden from the past too). A ref value whose object the
+ * principal may not read (or that is gone) is null, so every ref left in `rows` is a key of
+ * `objects`; a fact read through links from an object the principal may not read is null too.
  */
 const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, access: ReadAccess) => {
-  const rows = (await source.rows()).filter((r) => canRead(access, r.labels));
+  const all = await source.rows();
+  const mentioned = new Set<string>();
+  for (const row of all) {
+    mentioned.add(row.id);
+    for (const t of row.linkedTo) mentioned.add(t);
+    c.facts.forEach((f, i) => {
+      const v = row.values[i + 1];
+      if (f.type === 'ref' && typeof v === 'string') mentioned.add(v);
+      if (f.type === 'refList' && Array.isArray(v)) for (const r of v) mentioned.add(String(r));
+    });
+  }
+  const current = access.all ? undefined : await deps.reads.getMany<ObjectDoc>(OBJECTS, [...mentioned]);
+  const readable = (ref: string) => access.all || (current!.has(ref) && canRead(access, current!.get(ref)!.labels));
+
   const refs = new Set<string>();
   const labelRefs = new Set<string>();
-  c.facts.forEach((f, i) => {
-    for (const row of rows) {
-      const v = row.values[i + 1];
-      if (f.type === 'ref' && typeof v === 'string') refs.add(v);
-      if (f.type === 'refList' && Array.isArray(v)) for (const r of v) refs.add(String(r));
-      if (f.type === 'labelList' && Array.isArray(v)) for (const r of v) labelRefs.add(String(r));
-    }
-  });
+  const rows = all
+    .filter((r) => readable(r.id))
+    .map((row) => {
+      const hiddenLinks = row.linkedTo.some((t) => !readable(t));
+      return row.values.map((v, i) => {
+        if (i === 0) return v;
+        const f = c.facts[i - 1]!;
+        if (hiddenLinks && readsThroughLinks(f)) return null;
+        if (f.type === 'ref' && typeof v === 'string') return readable(v) ? (refs.add(v), v) : null;
+        if (f.type === 'refList' && Array.isArray(v)) return v.map(String).filter((r) => readable(r) && refs.add(r));
+        if (f.type === 'labelList' && Array.isArray(v)) for (const r of v) labelRefs.add(String(r));
+        return v;
+      });
+    });
   const infos = await source.infos([...refs]);
   const objects: Record<string, { title: string; parent?: string; behaviour?: string }> = {};
   for (const ref of [...refs].sort()) {
     const info = infos.get(ref);
-    if (!info || !canRead(access, info.labels)) continue;
-    objects[ref] = { title: info.title, ...(info.parent ? { parent: info.parent } : {}), ...(info.behaviour ? { behaviour: info.behaviour } : {}) };
+    if (!info) continue;
+    const parent = info.parent && readable(info.parent) ? info.parent : undefined;
+    objects[ref] = { title: info.title, ...(parent ? { parent } : {}), ...(info.behaviour ? { behaviour: info.behaviour } : {}) };
   }
+  // A ref whose object the fold does not know (no title to give) is null too, never dangling.
+  const known = (v: unknown) => (typeof v === 'string' && !(v in objects) ? null : v);
+  const shown = rows.map((values) =>
+    values.map((v, i) => {
+      if (i === 0) return v;
+      const f = c.facts[i - 1]!;
+      if (f.type === 'ref') return known(v);
+      if (f.type === 'refList' && Array.isArray(v)) return v.filter((r) => r in objects);
+      return v;
+    }),
+  );
   for (const ref of [...labelRefs].sort()) {
     const label = deps.schema.byRef(ref);
     if (label) objects[ref] = { title: label.name };
   }
-  return { columns: ['ref', ...c.facts.map((f) => f.name)], rows: rows.map((r) => r.values), objects };
+  return { columns: ['ref', ...c.facts.map((f) => f.name)], rows: shown, objects };
 };
+
+/**
+ * A caller whose access reads no label of the schema (and not everything) may read nothing of any
+ * collection: that is "no permission" (403), unlike a caller who may read some labels but finds no
+ * rows carrying them ("no data", 200 with no rows).
+ */
+const mayReadSomething = (deps: ReportingDeps, access: ReadAccess): boolean => access.all || [...access.labels].some((l) => deps.schema.labels.has(l));
 
 /** Collection data now, or as it was at `at` (an `at` in the future answers as now). */
 export const collectionData = async (deps: ReportingDeps, name: string, at: Date | undefined, access: ReadAccess) => {
   const c = find(deps, name);
+  if (!mayReadSomething(deps, access)) {
+    throw new DomainError('forbidden', 'svc:api:reporting:not-permitted', `The API key's user may read no objects, so nothing of collection ${name}`);
+  }
   const now = deps.clock();
   const status = await collectionStatus(deps, name);
   if (!at || at.getTime() >= now) {
