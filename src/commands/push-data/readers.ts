@@ -30,12 +30,44 @@ const setField = (record: ImportRecord, key: string, value: unknown): void => {
 
 const isPlainRecord = (v: unknown): v is ImportRecord => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const decoder = (charset: string, what: string): TextDecoder => {
+interface Decoder {
+  decode(bytes: Uint8Array): string;
+}
+
+/** Bytes 0x80-0x9F of windows-1252 (WHATWG's table: the five it leaves undefined stay C1 code points). */
+const CP1252_HIGH = '\u20ac\u0081\u201a\u0192\u201e\u2026\u2020\u2021\u02c6\u2030\u0160\u2039\u0152\u008d\u017d\u008f' +
+  '\u0090\u2018\u2019\u201c\u201d\u2022\u2013\u2014\u02dc\u2122\u0161\u203a\u0153\u009d\u017e\u0178';
+
+/**
+ * Node's TextDecoder accepts the label windows-1252 (and the labels WHATWG maps to it: latin1, cp1252, ...) but
+ * decodes it as ISO-8859-1, turning €, ƒ and curly quotes into C1 control characters; those bytes are mapped here.
+ */
+const windows1252: Decoder = {
+  decode(bytes) {
+    let out = '';
+    for (let i = 0; i < bytes.length; i += 8192) {
+      const chunk = bytes.subarray(i, i + 8192);
+      out += String.fromCharCode(...Array.from(chunk, (b) => (b >= 0x80 && b <= 0x9f ? CP1252_HIGH.charCodeAt(b - 0x80) : b)));
+    }
+    return out;
+  },
+};
+
+/** A decoder for a charset label, or undefined when the label is unknown. */
+const decoderFor = (charset: string): Decoder | undefined => {
+  let d: TextDecoder;
   try {
-    return new TextDecoder(charset);
+    d = new TextDecoder(charset);
   } catch {
-    throw new ReaderError(`Unknown charset for ${what}: ${charset.slice(0, MAX_QUOTED)}`);
+    return undefined;
   }
+  return d.encoding === 'windows-1252' ? windows1252 : d;
+};
+
+const decoder = (charset: string, what: string): Decoder => {
+  const d = decoderFor(charset);
+  if (!d) throw new ReaderError(`Unknown charset for ${what}: ${charset.slice(0, MAX_QUOTED)}`);
+  return d;
 };
 
 // --------------------------------------------------------------------------
@@ -153,12 +185,9 @@ const xmlCharset = (body: Buffer): string => {
 
 const parseXmlRoot = (body: Buffer): XmlElement => {
   const charset = xmlCharset(body);
-  let text: string;
-  try {
-    text = new TextDecoder(charset).decode(body);
-  } catch {
-    throw new ReaderError(`Invalid XML: unsupported encoding ${charset.slice(0, MAX_QUOTED)}`);
-  }
+  const d = decoderFor(charset);
+  if (!d) throw new ReaderError(`Invalid XML: unsupported encoding ${charset.slice(0, MAX_QUOTED)}`);
+  const text = d.decode(body);
   let nodes: unknown;
   try {
     nodes = xmlParser.parse(text, true);

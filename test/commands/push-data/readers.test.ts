@@ -147,6 +147,15 @@ xmlText('charset comes from the XML declaration, UTF-8 by default', () => {
   assert.equal(read('xml-text-of-children', utf16), [{ n: 'Ω' }]);
 });
 
+xmlText('windows-1252: €, ƒ and curly quotes are those characters, not C1 controls', () => {
+  const body = Buffer.concat([
+    Buffer.from('<?xml version="1.0" encoding="windows-1252"?><r><x><n>', 'latin1'),
+    Buffer.from([0x80, 0x20, 0x83, 0x20, 0x93, 0x71, 0x94, 0x20, 0x91, 0x73, 0x92, 0x20, 0xe9]),
+    Buffer.from('</n></x></r>', 'latin1'),
+  ]);
+  assert.equal(read('xml-text-of-children', body), [{ n: '€ ƒ \u201cq\u201d \u2018s\u2019 é' }]);
+});
+
 xmlText('an unknown encoding is an error', () => {
   assert.is(readerError('xml-text-of-children', '<?xml version="1.0" encoding="x-nope"?><r/>').message, 'Invalid XML: unsupported encoding x-nope');
 });
@@ -243,6 +252,11 @@ tsv('charset option, UTF-8 by default', () => {
   assert.equal(read('tsv-with-name-row', Buffer.from('name\nZoë\n', 'utf8')), [{ name: 'Zoë' }]);
   assert.equal(read('tsv-with-name-row', Buffer.from('name\nZoë\n', 'latin1'), { charset: 'ISO-8859-1' }), [{ name: 'Zoë' }]);
   assert.equal(read('tsv-with-name-row', Buffer.from('name\nZoë\n', 'latin1'), { charset: 'windows-1252' }), [{ name: 'Zoë' }]);
+});
+
+tsv('windows-1252: €, ƒ and curly quotes are those characters, not C1 controls', () => {
+  const body = Buffer.concat([Buffer.from('price\tname\n', 'latin1'), Buffer.from([0x80, 0x35, 0x09, 0x93, 0x83, 0x94, 0x0a])]);
+  for (const charset of ['windows-1252', 'cp1252']) assert.equal(read('tsv-with-name-row', body, { charset }), [{ price: '€5', name: '\u201cƒ\u201d' }], charset);
 });
 
 tsv('an unknown charset is an error', () => {
