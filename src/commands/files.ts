@@ -11,7 +11,8 @@ import {
   type TagChanges,
 } from '../domain/files/files.ts';
 import { extractProperties, type ExtractedProperties } from '../blobs/properties.ts';
-import { FILES, type FileDoc } from '../projections/read-models.ts';
+import { API_KEYS, FILES, type ApiKeyDoc, type FileDoc } from '../projections/read-models.ts';
+import { mayWriteFileTags } from '../domain/users/users.ts';
 import { DomainError } from '../domain/errors.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from './context.ts';
 import { loadState, runCommand } from './appending/run-command.ts';
@@ -78,4 +79,10 @@ export const changeFileTags = async (
   const result = await runCommand(deps, fileStream(command.digest, command.fileSize), fileDecider, { ...command, type: 'ChangeFileTags' }, metadata);
   await waitUntilVisible(deps, result.position);
   return visibleFile(deps, result.state!);
+};
+
+/** Whether the key (by id) was issued for writing file tags and is still valid. */
+export const keyMayWriteFileTags = async (reads: CommandDeps['reads'], keyId: string): Promise<boolean> => {
+  const key = await reads.get<ApiKeyDoc>(API_KEYS, keyId);
+  return !!key && !key.revoked && mayWriteFileTags(key.path);
 };

@@ -133,7 +133,7 @@ refused('after an oversize chunked body on the admin API, the next request on th
 
 refused('after an oversize chunked body on the file tags endpoint, the next request on the connection is answered', async ({ svc }) => {
   const file = await stored(svc, 'tagged bytes', 'tagged.txt', 'text/plain');
-  const client = await createFileClient(svc);
+  const client = await createFileClient(svc, '/api/v0-file/tags/');
   const r = await oversizeThenNext(svc, `POST /api/v0-file/tags/${file.digest}`, { Authorization: client.authorization });
   assert.equal(r.statuses, [413, 200], r.received.slice(0, 400));
 });

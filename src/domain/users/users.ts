@@ -179,6 +179,16 @@ export const apiKeyDecider: Decider<ApiKeyCommand, ApiKey | null, ApiKeyEvent> =
 export const pathCovered = (restriction: string, path: string): boolean =>
   restriction.startsWith('=') ? path === restriction.slice(1) : path.startsWith(restriction);
 
+/** Where keys issued for writing file tags are restricted to. */
+export const FILE_TAGS_PATH = '/api/v0-file/tags/';
+
+/**
+ * Whether a key may change file tags: only a key issued for it, i.e. restricted to the tag endpoint
+ * (`/api/v0-file/tags/` or below, or an exact path there). A read key (`/api/`, `/api/v0-file/`)
+ * covers the endpoint but was not issued for writing.
+ */
+export const mayWriteFileTags = (keyPath: string): boolean => (keyPath.startsWith('=') ? keyPath.slice(1) : keyPath).startsWith(FILE_TAGS_PATH);
+
 /** Read access of a user: everything, or objects carrying one of the labels. */
 export interface ReadAccess {
   readonly all: boolean;

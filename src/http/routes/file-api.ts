@@ -1,7 +1,9 @@
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import * as t from 'io-ts';
 import type { CommandDeps } from '../../commands/context.ts';
-import { changeFileTags } from '../../commands/files.ts';
+import { changeFileTags, keyMayWriteFileTags } from '../../commands/files.ts';
+import { FILE_TAGS_PATH } from '../../domain/users/users.ts';
 import { BlobNotFoundError, type BlobStore } from '../../blobs/blob-store.ts';
 import { DIGEST, noSuchFile } from '../../domain/files/files.ts';
 import type { DownloadSigner } from '../../blobs/signed-urls.ts';
@@ -57,22 +59,29 @@ export const fileApiRoutes = (deps: FileApiDeps) => {
   const router = new Router<KeyedState>({ prefix: '/api/v0-file' });
   const auth = apiKeyAuth(deps.reads, deps.throttle, deps.principals);
   const queries = { reads: deps.reads, signer: deps.signer };
+  // Refused before the body is read: a read key has no business sending one.
+  const mayWriteTags: Middleware<KeyedState> = async (ctx, next) => {
+    if (!(await keyMayWriteFileTags(deps.reads, ctx.state.principal.keyId))) {
+      throw forbidden(`Changing file tags needs an API key issued for it (path restricted to ${FILE_TAGS_PATH}); this key is for reading`, 'svc:api-v0:file:not-permitted');
+    }
+    await next();
+  };
 
   router.get('/metadata/:digest', auth, async (ctx) => {
-    const found = await getFileMetadata(queries, digestParam(ctx.params.digest), fileSizeParam(ctx.query.fileSize));
+    const found = await getFileMetadata(queries, ctx.state.principal.access, digestParam(ctx.params.digest), fileSizeParam(ctx.query.fileSize));
     ctx.body = { success: true, kind: 'svc:api-v0:file:metadata', ...found };
   });
 
   router.get('/tags/:digest', auth, async (ctx) => {
-    const tags = await getFileTags(deps.reads, digestParam(ctx.params.digest), fileSizeParam(ctx.query.fileSize));
+    const tags = await getFileTags(deps.reads, ctx.state.principal.access, digestParam(ctx.params.digest), fileSizeParam(ctx.query.fileSize));
     ctx.body = { success: true, kind: 'svc:api-v0:file:tags', tags };
   });
 
-  router.post('/tags/:digest', auth, jsonBody(deps.bodyLimitBytes), async (ctx) => {
+  router.post('/tags/:digest', auth, mayWriteTags, jsonBody(deps.bodyLimitBytes), async (ctx) => {
     const digest = digestParam(ctx.params.digest);
     const fileSize = fileSizeParam(ctx.query.fileSize);
     const { tags } = decodeBody(ChangeTags, ctx.request.body);
-    const file = await requireFile(deps.reads, digest, fileSize);
+    const file = await requireFile(deps.reads, ctx.state.principal.access, digest, fileSize);
     const changed = await changeFileTags(deps.commands, metadataOf(ctx), { digest, fileSize: file.fileSize, changes: tags });
     ctx.body = { success: true, kind: 'svc:api-v0:file:tags', tags: changed.tags };
   });

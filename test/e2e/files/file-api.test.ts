@@ -225,15 +225,17 @@ test('authentication as the other read APIs: none 401, bad key 403, key for anot
 });
 
 test('tags: read, set, change and delete (null), shown in the metadata; no-op changes record nothing', async ({ svc, client }) => {
+  // Tag writes need a key issued for them (README: what a read key can see).
+  const writer = await createFileClient(svc, '/api/v0-file/tags/');
   const file = await stored(svc, random(100, 11), 'tagged.bin');
   const tagsPath = `/api/v0-file/tags/${file.digest}`;
   const read = await client.get(tagsPath);
   assert.equal(read.body, { success: true, kind: 'svc:api-v0:file:tags', tags: {} });
 
-  const set = await client.post(tagsPath, { tags: { project: 'apollo', stage: 'draft' } });
+  const set = await writer.post(tagsPath, { tags: { project: 'apollo', stage: 'draft' } });
   assert.is(set.status, 200);
   assert.equal(set.body, { success: true, kind: 'svc:api-v0:file:tags', tags: { project: 'apollo', stage: 'draft' } });
-  const changed = await client.post(`${tagsPath}?fileSize=${file.fileSize}`, { tags: { stage: null, reviewer: 'ada' } });
+  const changed = await writer.post(`${tagsPath}?fileSize=${file.fileSize}`, { tags: { stage: null, reviewer: 'ada' } });
   assert.equal(changed.body.tags, { project: 'apollo', reviewer: 'ada' });
   assert.equal((await client.get(tagsPath)).body.tags, { project: 'apollo', reviewer: 'ada' });
   assert.equal((await metadata(client, file.digest)).body.file.tags, { project: 'apollo', reviewer: 'ada' });
@@ -244,24 +246,26 @@ test('tags: read, set, change and delete (null), shown in the metadata; no-op ch
     return n;
   };
   const before = await count();
-  assert.equal((await client.post(tagsPath, { tags: { project: 'apollo', absent: null } })).body.tags, { project: 'apollo', reviewer: 'ada' });
+  assert.equal((await writer.post(tagsPath, { tags: { project: 'apollo', absent: null } })).body.tags, { project: 'apollo', reviewer: 'ada' });
   assert.is(await count(), before, 'nothing changed, nothing recorded');
 });
 
 test('tags errors: unknown file or size 404; bad digest/size 400; bad bodies 400/415; no key 401', async ({ svc, client, photo }) => {
+  // Tag writes need a key issued for them (README: what a read key can see).
+  const writer = await createFileClient(svc, '/api/v0-file/tags/');
   const tagsPath = `/api/v0-file/tags/${photo.digest}`;
   expectError(await client.get(`/api/v0-file/tags/${'e'.repeat(64)}`), 404, 'svc:api-v0:file:no-such-file');
-  expectError(await client.post(`/api/v0-file/tags/${'e'.repeat(64)}`, { tags: { a: 'b' } }), 404, 'svc:api-v0:file:no-such-file');
+  expectError(await writer.post(`/api/v0-file/tags/${'e'.repeat(64)}`, { tags: { a: 'b' } }), 404, 'svc:api-v0:file:no-such-file');
   expectError(await client.get(`${tagsPath}?fileSize=1`), 404, 'svc:api-v0:file:no-such-file');
-  expectError(await client.post(`${tagsPath}?fileSize=1`, { tags: { a: 'b' } }), 404, 'svc:api-v0:file:no-such-file');
+  expectError(await writer.post(`${tagsPath}?fileSize=1`, { tags: { a: 'b' } }), 404, 'svc:api-v0:file:no-such-file');
   expectError(await client.get('/api/v0-file/tags/xyz'), 400, 'svc:api-v0:generic:bad-request');
   expectError(await client.get(`${tagsPath}?fileSize=-3`), 400, 'svc:api-v0:generic:bad-request');
   for (const body of [{ tags: { a: 1 } }, { tags: 'a' }, { tags: ['a'] }, {}, []]) {
-    expectError(await client.post(tagsPath, body), 400, 'svc:api:bad-request');
+    expectError(await writer.post(tagsPath, body), 400, 'svc:api:bad-request');
   }
-  expectError(await client.post(tagsPath, { tags: { '': 'x' } }), 400, 'svc:api-v0:file:bad-tags');
-  expectError(await client.post(tagsPath, '{"tags": {'), 400, 'svc:api:malformed-json');
-  expectError(await client.post(tagsPath, 'tags=a', { 'Content-Type': 'application/x-www-form-urlencoded' }), 415, 'svc:api:unsupported-media-type');
+  expectError(await writer.post(tagsPath, { tags: { '': 'x' } }), 400, 'svc:api-v0:file:bad-tags');
+  expectError(await writer.post(tagsPath, '{"tags": {'), 400, 'svc:api:malformed-json');
+  expectError(await writer.post(tagsPath, 'tags=a', { 'Content-Type': 'application/x-www-form-urlencoded' }), 415, 'svc:api:unsupported-media-type');
   const noKey = await svc.request(tagsPath, { method: 'POST', admin: false, body: '{"tags":{}}', headers: { 'Content-Type': 'application/json' } });
   assert.is(noKey.status, 401);
   assert.equal((await client.get(tagsPath)).body.tags, {}, 'no error changed anything');

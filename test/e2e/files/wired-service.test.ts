@@ -35,10 +35,11 @@ test('upload, metadata, tags and download through startService', async ({ svc })
   assert.is(meta.status, 200, JSON.stringify(body));
   assert.is(body.kind, 'svc:api-v0:file:metadata');
   assert.equal(body.file, file);
+  const writer = await json('/api/admin/users/filereader/api-keys', { path: '/api/v0-file/tags/' });
   const tags = await svc.request(`/api/v0-file/tags/${file.digest}`, {
     method: 'POST',
     admin: false,
-    headers: { ...auth, 'Content-Type': 'application/json' },
+    headers: { Authorization: `Basic ${Buffer.from(`svc:${writer.key}`).toString('base64')}`, 'Content-Type': 'application/json' },
     body: JSON.stringify({ tags: { a: 'b' } }),
   });
   assert.equal(((await tags.json()) as any).tags, { a: 'b' });
