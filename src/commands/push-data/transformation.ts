@@ -110,11 +110,12 @@ export class Transformation {
     this.aborted = true;
   }
 
+  /**
+   * As Haplo, an aborted record goes on to its last instruction (nothing of it is committed), so every problem
+   * of the record is reported, not only the first.
+   */
   async run(instructions: readonly Instruction[] | undefined, context: Context): Promise<void> {
-    for (const instruction of instructions ?? []) {
-      if (this.aborted) return;
-      await this.exec(instruction, context);
-    }
+    for (const instruction of instructions ?? []) await this.exec(instruction, context);
   }
 
   private async exec(ins: Instruction, context: Context): Promise<void> {
@@ -134,8 +135,8 @@ export class Transformation {
           this.errors(`Unknown structured value destination in field-structured: ${ins.structured}`);
           return;
         }
-        if (!structured || structured.kind !== 'dictionary') return;
-        return this.assign(ins, ins.destination!, ins.name!, { ...structured.values });
+        // Nothing collected is an empty value, converted (and reported) like any other, as Haplo's implicit empty target.
+        return this.assign(ins, ins.destination!, ins.name!, structured?.kind === 'dictionary' ? { ...structured.values } : {});
       }
       case 'set-attribute-group':
         return this.setAttributeGroup(ins);
@@ -171,7 +172,6 @@ export class Transformation {
         const list = context[ins.source!];
         if (!list || typeof list !== 'object') return;
         for (const item of Array.isArray(list) ? list : Object.values(list)) {
-          if (this.aborted) return;
           const inner = ins.wrapValues ? { value: item } : item;
           if (inner && typeof inner === 'object') await this.run(ins.instructions, inner as Context);
         }
@@ -192,7 +192,7 @@ export class Transformation {
         return;
       }
       case 'load':
-        return this.load(ins);
+        return this.load(ins, context);
       case 'assert-destination': {
         const exists = await this.dependentExists(ins.destination!);
         if (exists === undefined) return;
@@ -234,7 +234,13 @@ export class Transformation {
     const stored = toAttributeValue(this.host.schema, name, value, ins.qualifier);
     if (!stored) return;
     const current = target.attributes[name] ?? [];
-    target.attributes[name] = ins.multivalue ? [...current, stored] : [...current.filter((v) => v.qualifier !== ins.qualifier), stored];
+    // Without multivalue a value replaces those of its qualifier; an unqualified one replaces them all (Haplo's remove
+    // without a qualifier removes every value), so an unqualified single-value write leaves exactly one value.
+    target.attributes[name] = ins.multivalue
+      ? [...current, stored]
+      : ins.qualifier === undefined
+        ? [stored]
+        : [...current.filter((v) => v.qualifier !== ins.qualifier), stored];
   }
 
   /**
@@ -286,7 +292,7 @@ export class Transformation {
     this.targets.delete(destination);
   }
 
-  private async load(ins: Instruction): Promise<void> {
+  private async load(ins: Instruction, context: Context): Promise<void> {
     const def = this.destination(ins.destination!);
     const using = this.targets.get(ins.using!);
     this.targets.delete(ins.using!);
@@ -299,7 +305,7 @@ export class Transformation {
       this.targets.set(def.name, loadedObjectTarget(def.name, loaded.state, loaded.revision));
       return;
     }
-    if (ins.otherwise) return this.run(ins.otherwise, {});
+    if (ins.otherwise) return this.run(ins.otherwise, context);
     this.abort(`Couldn't load destination: ${def.name}`);
   }
 
@@ -319,7 +325,7 @@ export class Transformation {
     }
     if (!def.depends) {
       this.abort(`Destination "${name}" needs be made ready with a "new" or "load" instruction${usedBy ? `, required by use of ${usedBy}` : ''}`);
-      return undefined;
+      return this.blank(def);
     }
     if (depth >= MAX_DEPENDENCY_DEPTH) {
       this.abort('getTarget() maximum recursion limit exceeded');
@@ -330,9 +336,19 @@ export class Transformation {
     const target = await this.provideDependent(def, parent);
     if (!target) {
       this.abort(`Couldn't make destination "${name}" available from dependency "${def.depends}"`);
-      return undefined;
+      return this.blank(def);
     }
     this.targets.set(name, target);
+    return target;
+  }
+
+  /**
+   * The empty target an aborted record goes on with (as Haplo's fallback), so later instructions run without
+   * reporting the same destination again; the record is never committed.
+   */
+  private blank(def: DestinationDef): Target {
+    const target = def.kind === 'object' ? newObjectTarget(def.name, newRef()) : dictionaryTarget(def.name);
+    this.targets.set(def.name, target);
     return target;
   }
 

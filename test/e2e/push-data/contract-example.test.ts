@@ -76,13 +76,16 @@ test('the first push creates the project linked to the profile; the Object API s
   assert.equal(unchanged.actions[0]!.changed, [], 'an unchanged object is not saved');
 });
 
-test('an unknown username fails the record with the load error', async (ctx) => {
+test('an unknown username fails the record with the load error, and the project then reports the unready profile (as Haplo)', async (ctx) => {
   const res = await push(ctx, '{"username":"nobody","title":"x"}');
   assert.is(res.status, 400);
   const body = (await res.json()) as { result: string; failures: number; errors: string[] };
   assert.is(body.result, 'failure');
   assert.is(body.failures, 1);
-  assert.equal(body.errors, ["Couldn't load destination: profile (record 0)"]);
+  assert.equal(body.errors, [
+    "Couldn't load destination: profile (record 0)",
+    'Destination "profile" needs be made ready with a "new" or "load" instruction, required by use of phd:project (record 0)',
+  ]);
 });
 
 test('GET is refused with the push-data error body', async (ctx) => {

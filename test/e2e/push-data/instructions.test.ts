@@ -333,11 +333,32 @@ const cases: { name: string; run: (ctx: Ctx) => Promise<void> }[] = [
       const before = await head(ctx.svc);
       const failed = expectFailure(await strict.push([{ ref: ctx.physics, title: 'x' }, { ref: deleted, title: 'x' }, { ref: 'not a ref', title: 'x' }, { title: 'x' }]));
       assert.is(failed.failures, 4);
-      assert.equal(failed.errors, [0, 1, 2, 3].map((i) => `Couldn't load destination: object (record ${i})`), 'wrong type, deleted, not a ref, no ref');
+      const READY = 'Destination "object" needs be made ready with a "new" or "load" instruction';
+      assert.equal(
+        failed.errors,
+        [0, 1, 2, 3].flatMap((i) => [`Couldn't load destination: object (record ${i})`, `${READY} (record ${i})`]),
+        'wrong type, deleted, not a ref, no ref; the instructions after the failed load still run',
+      );
       assert.is(await head(ctx.svc), before);
 
       const twice = await defineApi(ctx.svc, control(P, [...loadByRef(), { action: 'load', destination: 'object', using: 'load:by-ref' }, to('title', TITLE)]));
-      assert.equal(expectFailure(await twice.push({ ref: existing, title: 'x' })).errors, ["Couldn't load destination: object (record 0)"]);
+      assert.equal(expectFailure(await twice.push({ ref: existing, title: 'x' })).errors, ["Couldn't load destination: object (record 0)", `${READY} (record 0)`]);
+    },
+  },
+  {
+    name: 'load ... otherwise: the otherwise instructions run with the record (load, otherwise create and fill in)',
+    async run(ctx) {
+      const existing = await project(ctx, 'Before otherwise');
+      const api = await defineApi(ctx.svc, control(P, [
+        ...loadByRef('ref', [NEW, to('title', TITLE), to('notes', 'phd:attribute:notes')]),
+        to('exams', 'phd:attribute:exams-done'),
+      ], {}, MANY));
+      const reply = expectSuccess(await api.push([{ ref: existing, title: 'Not used', exams: 1 }, { ref: 'zzzzzzzzzzzz', title: 'Made by otherwise', notes: 'Filled in', exams: 2 }]));
+      assert.equal(reply.actions.map((a) => a.changed.map((c) => c.new)), [[false], [true]]);
+      assert.equal(await titles(ctx, reply), ['Before otherwise', 'Made by otherwise']);
+      const made = await saved(ctx, reply, 1);
+      assert.equal(plain(made, 'phd:attribute:notes'), ['Filled in']);
+      assert.equal(plain(made, 'phd:attribute:exams-done'), ['2']);
     },
   },
   {
@@ -385,6 +406,47 @@ const cases: { name: string; run: (ctx: Ctx) => Promise<void> }[] = [
     },
   },
   {
+    name: 'abort-record and a failed load: the record fails, the instructions after still run and report their errors, nothing is written',
+    async run(ctx) {
+      const api = await defineApi(ctx.svc, control('svc:person', [
+        ...loadProfile(),
+        { source: 'job', destination: 'profile', name: 'svc:attribute:job-title' },
+        { source: 'job', destination: 'profile', name: 'svc:attribute:orcid' },
+        { action: 'abort-record', message: 'Stop here' },
+        { action: 'log-error', message: 'Still running' },
+      ]));
+      const before = await head(ctx.svc);
+      const reply = expectFailure(await api.push({ username: 'no-such-user', job: 'Lecturer' }));
+      assert.equal(reply.errors, [
+        "Couldn't load destination: profile (record 0)",
+        'Destination "profile" needs be made ready with a "new" or "load" instruction (record 0)',
+        'Stop here (record 0)',
+        'Still running (record 0)',
+      ], 'the unready destination is reported once, then the rest runs');
+      assert.is(reply.errorCount, 4);
+      assert.equal(reply.actions, [{ changed: [], record: 'record 0' }]);
+      assert.is(await head(ctx.svc), before);
+    },
+  },
+  {
+    name: 'field-structured with nothing collected converts an empty value and reports its error',
+    async run(ctx) {
+      const user = await createUser(ctx.svc, { username: 'empty-structured', first: 'Empty', last: 'Structured' });
+      const api = await defineApi(ctx.svc, control('svc:person', [
+        ...loadProfile(),
+        { source: 'job', destination: 'profile', name: 'svc:attribute:job-title' },
+        { action: 'field-structured', structured: 'value:postal-address', destination: 'profile', name: 'svc:attribute:address' },
+        { action: 'field-structured', structured: 'value:person-name', destination: 'profile', name: 'svc:attribute:name', multivalue: true },
+      ]));
+      const reply = expectSuccess(await api.push({ username: 'empty-structured', job: 'Reader' }));
+      assert.equal(reply.errors, ['Missing or invalid country code in postal address, must be two letter ISO code: {} (record 0)']);
+      const profile = await obj(ctx, user.ref);
+      assert.equal(plain(profile, 'svc:attribute:job-title'), ['Reader']);
+      assert.equal(attr(profile, 'svc:attribute:address'), []);
+      assert.is(attr(profile, 'svc:attribute:name').length, 1, 'a person name without last is no value');
+    },
+  },
+  {
     name: 'log-error: reports the message; the record is still committed and the result stays success',
     async run(ctx) {
       const api = await defineApi(ctx.svc, control(P, [NEW, to('title', TITLE), { action: 'log-error', message: 'Just so you know' }]));
@@ -395,7 +457,7 @@ const cases: { name: string; run: (ctx: Ctx) => Promise<void> }[] = [
     },
   },
   {
-    name: 'multivalue and qualifier: without multivalue a value replaces those with its qualifier; with it, appends',
+    name: 'multivalue and qualifier: without multivalue a qualified value replaces those with its qualifier, an unqualified one all; with it, appends',
     async run(ctx) {
       const existing = await project(ctx, 'Main');
       const patched = await call(ctx.svc, `/api/admin/objects/${existing}`, { method: 'PATCH', body: { attributes: { [TITLE]: ['Main', { value: 'Alt', qualifier: 'svc:qualifier:alternative' }] } } });
@@ -416,11 +478,7 @@ const cases: { name: string; run: (ctx: Ctx) => Promise<void> }[] = [
         ['Work title', 'svc:qualifier:work'],
       ]);
       expectSuccess(await api.push({ ref: existing, main2: 'Newest main' }));
-      assert.equal(withQualifiers(await obj(ctx, existing), TITLE), [
-        ['New alt', 'svc:qualifier:alternative'],
-        ['Work title', 'svc:qualifier:work'],
-        ['Newest main', null],
-      ], 'every unqualified value was replaced, qualified ones kept');
+      assert.equal(withQualifiers(await obj(ctx, existing), TITLE), [['Newest main', null]], 'an unqualified value replaces the values of every qualifier');
     },
   },
   {

@@ -43,8 +43,8 @@ test('json without singleRecord: an array of records, each committed on its own 
   const body = expectFailure(reply);
   assert.is(body.applied, 1);
   assert.is(body.failures, 1);
-  assert.is(body.errorCount, 1);
-  assert.equal(body.errors, ["Couldn't load destination: profile (record 1)"]);
+  assert.is(body.errorCount, 2);
+  assert.equal(body.errors, ["Couldn't load destination: profile (record 1)", 'Destination "profile" needs be made ready with a "new" or "load" instruction, required by use of phd:project (record 1)']);
   assert.equal(body.actions.map((a) => a.record), ['record 0', 'record 1']);
   assert.equal(body.actions[1]!.changed, []);
   const [project] = body.actions[0]!.changed;
@@ -178,7 +178,7 @@ test('response XML: success, failure (with escaping, control characters removed)
   assert.is(failed.status, 400);
   assert.is(
     xmlReply(failed),
-    `<?xml version="1.0" encoding="UTF-8"?>\n<response result="failure" applied="0" failures="1" errorCount="1"><errors><error>Couldn't load destination: profile (record 0)</error></errors><actions><record identifier="record 0"></record></actions></response>\n`,
+    `<?xml version="1.0" encoding="UTF-8"?>\n<response result="failure" applied="0" failures="1" errorCount="2"><errors><error>Couldn't load destination: profile (record 0)</error><error>Destination &quot;profile&quot; needs be made ready with a &quot;new&quot; or &quot;load&quot; instruction, required by use of phd:project (record 0)</error></errors><actions><record identifier="record 0"></record></actions></response>\n`,
   );
 
   const broken = await api.push('{');

@@ -175,7 +175,11 @@ test('svc:username-to-ref and svc:email-to-ref then find the synchronised userâ€
   const viaEmail = expectSuccess(await byEmail.push({ who: 'g.hopper@example.com', job: 'Found by email' }));
   assert.equal(viaEmail.actions[0]!.changed.map((c) => c.ref), [grace.profileRef]);
   assert.equal(plain(await adminObject(ctx.svc, grace.profileRef), 'svc:attribute:job-title'), ['Found by email']);
-  assert.equal(expectFailure(await byEmail.push({ who: 'grace@example.com', job: 'x' })).errors, ["Couldn't load destination: profile (record 0)"], 'the old address no longer finds her');
+  assert.equal(
+    expectFailure(await byEmail.push({ who: 'grace@example.com', job: 'x' })).errors,
+    ["Couldn't load destination: profile (record 0)", 'Destination "profile" needs be made ready with a "new" or "load" instruction (record 0)'],
+    'the old address no longer finds her',
+  );
 });
 
 test.run();
