@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { newRef } from '../new-ref.ts';
 import { encodeRef } from '../../domain/objects/ref.ts';
 import type { ObjectState } from '../../domain/objects/object.ts';
-import { nextGroupId, type AttributeValue } from '../../domain/objects/values.ts';
+import { nextGroupId, TEXT_LIKE, type AttributeValue, type TextLikeType } from '../../domain/objects/values.ts';
+import { valueText } from '../../projections/readable.ts';
 import { TITLE, type Schema } from '../../domain/schema.ts';
 import { RefValue, type Instruction } from '../../domain/control-file.ts';
 import type { ValueConverter } from './convert.ts';
@@ -68,6 +69,26 @@ const toAttributeValue = (schema: Schema, attribute: string, value: unknown, qua
     default:
       return typeof value === 'string' ? { type: def.dataType, value, ...q } : undefined;
   }
+};
+
+const STRUCTURED = new Set(['datetime', 'telephone-number', 'person-name', 'postal-address']);
+
+/**
+ * A converted value for `attribute` when its Name's type was overridden in the model (svc:person's title is a
+ * person-name, as in Haplo's model): the Name's type governs the conversion, and a structured value stored in a
+ * text attribute is its readable text ("Jane Smith"), since stored values have their attribute's type here.
+ */
+const toOverriddenValue = (schema: Schema, attribute: string, value: unknown, qualifier: string | undefined): AttributeValue | undefined => {
+  const dataType = schema.attributes.get(attribute)?.dataType;
+  if (!dataType || !TEXT_LIKE.includes(dataType as TextLikeType)) return undefined;
+  const typed = typeof value === 'object' && value !== null && !(value instanceof RefValue) ? (value as { type?: unknown }) : undefined;
+  const text =
+    typed && typeof typed.type === 'string' && STRUCTURED.has(typed.type)
+      ? valueText(typed as AttributeValue)
+      : typeof value === 'number' || typeof value === 'boolean'
+        ? String(value)
+        : undefined;
+  return text ? ({ type: dataType as TextLikeType, value: text, ...(qualifier ? { qualifier } : {}) }) : undefined;
 };
 
 /** `remove-values` of an attribute group: removes every instance of the group (the member values marked with it). */
@@ -231,7 +252,7 @@ export class Transformation {
       else target.values[name] = [value];
       return;
     }
-    const stored = toAttributeValue(this.host.schema, name, value, ins.qualifier);
+    const stored = toAttributeValue(this.host.schema, name, value, ins.qualifier) ?? toOverriddenValue(this.host.schema, name, value, ins.qualifier);
     if (!stored) return;
     const current = target.attributes[name] ?? [];
     // Without multivalue a value replaces those of its qualifier; an unqualified one replaces them all (Haplo's remove

@@ -227,7 +227,8 @@ explorer('svc:person in display order, with badges, snippets and names', () => {
   assert.is(project!.dependsOn, 'profile');
   assert.is(project!.optional, true);
   assert.ok(!('dependsOn' in profile!));
-  assert.equal(profile!.names[0], { name: 'dc:attribute:title', type: 'text', multivalue: true, required: true, description: 'Title' });
+  // As Haplo's model: the profile's title is a person-name.
+  assert.equal(profile!.names[0], { name: 'dc:attribute:title', type: 'person-name', multivalue: true, required: true, description: "Person's name" });
   assert.equal(profile!.names.find((n) => n.name === 'svc:attribute:department'), {
     name: 'svc:attribute:department', type: 'ref', multivalue: true, required: false, description: 'Department', refTypes: ['svc:type:department'],
   });

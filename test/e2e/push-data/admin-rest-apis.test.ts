@@ -336,7 +336,7 @@ test('GET /api/admin/models/<model> describes destinations (depends, optional, p
   assert.is(profile.pseudo, false);
   assert.equal(profile.snippet, { destination: 'profile' });
   const title = profile.names.find((n: any) => n.name === 'dc:attribute:title');
-  assert.equal({ type: title.type, multivalue: title.multivalue, required: title.required }, { type: 'text', multivalue: true, required: true });
+  assert.equal({ type: title.type, multivalue: title.multivalue, required: title.required }, { type: 'person-name', multivalue: true, required: true });
   assert.is(profile.names.find((n: any) => n.name === 'dc:attribute:type').type, 'object-type');
   const department = profile.names.find((n: any) => n.name === 'svc:attribute:department');
   assert.is(department.type, 'ref');

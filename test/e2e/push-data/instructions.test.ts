@@ -149,6 +149,34 @@ const cases: { name: string; run: (ctx: Ctx) => Promise<void> }[] = [
     },
   },
   {
+    name: 'person-name titles: svc:person makes the profile title a person-name; value:person-name + field-structured titles the profile',
+    async run(ctx) {
+      const user = await createUser(ctx.svc, { username: 'jsmith', first: 'J', last: 'S' });
+      const api = await defineApi(ctx.svc, control('svc:person', [
+        ...loadProfile(),
+        { source: 'first', destination: 'value:person-name', name: 'first' },
+        { source: 'last', destination: 'value:person-name', name: 'last' },
+        { action: 'field-structured', structured: 'value:person-name', destination: 'profile', name: TITLE },
+      ]));
+      const reply = expectSuccess(await api.push({ username: 'jsmith', first: 'Jane', last: 'Smith' }));
+      assert.equal(savedRefs(reply), [user.ref]);
+      const profile = await obj(ctx, user.ref);
+      assert.is(profile.title, 'Jane Smith');
+      assert.equal(plain(profile, TITLE), ['Jane Smith']);
+
+      const created = await defineApi(ctx.svc, control('svc:person', [
+        { action: 'new', destination: 'profile' },
+        { source: 'last', destination: 'value:person-name', name: 'last' },
+        { action: 'field-structured', structured: 'value:person-name', destination: 'profile', name: TITLE },
+      ]));
+      const made = expectSuccess(await created.push({ last: 'Hopper' }));
+      assert.is((await saved(ctx, made)).title, 'Hopper');
+      // A plain string is no person name (as Haplo): nothing is set, and the title is missing.
+      const plainText = await defineApi(ctx.svc, control('svc:person', [{ action: 'new', destination: 'profile' }, { source: 'name', destination: 'profile', name: TITLE }]));
+      assert.equal(expectFailure(await plainText.push({ name: 'Just text' })).errors[0], 'dc:attribute:title is not set in object profile (record 0)');
+    },
+  },
+  {
     name: 'set-value: constants through the conversion (object-type, configuration-name, integer), converted once per batch',
     async run(ctx) {
       const api = await defineApi(ctx.svc, control(P, [

@@ -109,7 +109,12 @@ test('a profile with nothing pushed to it is still created for a new user', asyn
 });
 
 test('a title the record sets itself is kept', async (ctx) => {
-  const api = await defineApi(ctx.svc, control('svc:user-sync', [...(SYNC.instructions as unknown[]), { source: 'display', destination: 'profile', name: 'dc:attribute:title' }]));
+  // The profile's title is a person-name (as Haplo's model), set through value:person-name.
+  const api = await defineApi(ctx.svc, control('svc:user-sync', [
+    ...(SYNC.instructions as unknown[]),
+    { source: 'display', destination: 'value:person-name', name: 'last' },
+    { action: 'field-structured', structured: 'value:person-name', destination: 'profile', name: 'dc:attribute:title' },
+  ]));
   const reply = expectSuccess(await api.push({ username: 'plain', first: 'Plain', last: 'Renamed', email: 'plain@example.com', display: 'Plain, the user' }));
   const plainUser = await user(ctx, 'plain');
   assert.equal(reply.actions[0]!.changed.map((c) => c.ref), [plainUser.profileRef]);
