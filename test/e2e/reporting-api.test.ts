@@ -93,7 +93,7 @@ test('rows follow changes; at answers as things were before, between and after t
   assert.is(now.status, 200);
   assert.is(now.body.at, new Date(T0 + 30 * 60_000).toISOString());
   assert.equal(now.body.columns, ['ref', 'researcher', 'title', 'department', 'faculty', 'startDate', 'isFunded', 'examsDone', 'progress', 'progressPercent']);
-  assert.equal(now.body.rows, [[project, ctx.person, 'Quantum gadgets', ctx.dept2, ctx.faculty, '2024-10-01', true, 1, 0.25, 25]]);
+  assert.equal(now.body.rows, [[project, ctx.person, 'Quantum gadgets', ctx.dept2, ctx.faculty, '2024-10-01T00:00:00.000Z', true, 1, 0.25, 25]]);
   assert.equal(now.body.objects, {
     ...{ [ctx.person]: { title: 'Ada Lovelace' } },
     ...{ [ctx.dept2]: { title: 'Chemistry', parent: ctx.faculty } },
@@ -105,7 +105,7 @@ test('rows follow changes; at answers as things were before, between and after t
   assert.is(before.body.at, new Date(T0 + 5 * 60_000).toISOString());
 
   const between = await get(ctx, `/api/reporting/v0/collection-data/phd_projects?at=${iso(15)}`);
-  assert.equal(between.body.rows, [[project, ctx.person, 'Quantum widgets', ctx.dept, ctx.faculty, '2024-10-01', false, 1, 0.25, 25]]);
+  assert.equal(between.body.rows, [[project, ctx.person, 'Quantum widgets', ctx.dept, ctx.faculty, '2024-10-01T00:00:00.000Z', false, 1, 0.25, 25]]);
   assert.equal(Object.keys(between.body.objects as object).sort(), [ctx.person, ctx.dept, ctx.faculty].sort());
 
   const exactly = await get(ctx, `/api/reporting/v0/collection-data/phd_projects?at=${iso(20)}Z`);

@@ -134,7 +134,7 @@ const phdRow = (facts: Partial<Record<string, unknown>> = {}, row: Partial<RowDo
     researcherName: 'Ada',
     faculty: ENG,
     supervisors: [BOB, CY],
-    startDate: '2024-09-01',
+    startDate: '2024-09-01T00:00:00.000Z',
     isFunded: true,
     examsDone: 2,
     progressPercent: 46,

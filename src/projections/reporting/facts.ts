@@ -85,6 +85,12 @@ const asInstant = (v: unknown): Date | null => {
   return Number.isNaN(d.getTime()) ? null : d;
 };
 
+/**
+ * A date fact: the day at midnight UTC in full ISO form, as Haplo writes a date column (JSON of a
+ * JavaScript Date); facts compare by day because the time is always midnight.
+ */
+const dayOf = (d: Date | null): string | null => (d ? `${d.toISOString().slice(0, 10)}T00:00:00.000Z` : null);
+
 const asRef = (v: unknown): string | null => (typeof v === 'string' ? v : attributeValue(v)?.type === 'link' ? (attributeValue(v)!.ref as string) : null);
 
 const INT_RANGE: Partial<Record<FactType, [number, number]>> = { smallint: [-32768, 32767], int: [-2147483648, 2147483647] };
@@ -120,15 +126,12 @@ export const normalise = (type: FactType, raw: unknown): unknown => {
     case 'float':
     case 'numeric':
       return asNumber(raw);
-    case 'date': {
-      const d = asInstant(raw);
-      return d ? d.toISOString().slice(0, 10) : null;
-    }
+    case 'date':
+      return dayOf(asInstant(raw));
     case 'end-date': {
       // The end of a datetime range is exclusive; the fact is the last day it includes.
       const a = attributeValue(raw);
-      const d = a?.type === 'datetime' ? new Date(new Date(a.end as string).getTime() - 1) : asInstant(raw);
-      return d ? d.toISOString().slice(0, 10) : null;
+      return dayOf(a?.type === 'datetime' ? new Date(new Date(a.end as string).getTime() - 1) : asInstant(raw));
     }
     case 'datetime': {
       const d = asInstant(raw);
