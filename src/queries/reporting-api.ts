@@ -142,7 +142,8 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
         return v;
       });
     });
-  const infos = await source.infos([...refs]);
+  // The rows' own objects are looked up with the ref values: each row shows its object's title.
+  const infos = await source.infos([...new Set([...refs, ...rows.map((values) => values[0] as string)])]);
   const objects: Record<string, { title: string; parent?: string; behaviour?: string }> = {};
   for (const ref of [...refs].sort()) {
     const info = infos.get(ref);
@@ -152,20 +153,23 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
   }
   // A ref whose object the fold does not know (no title to give) is null too, never dangling.
   const known = (v: unknown) => (typeof v === 'string' && !(v in objects) ? null : v);
-  const shown = rows.map((values) =>
-    values.map((v, i) => {
+  const shown = rows.map((values) => {
+    const out = values.map((v, i) => {
       if (i === 0) return v;
       const f = c.facts[i - 1]!;
       if (f.type === 'ref') return known(v);
       if (f.type === 'refList' && Array.isArray(v)) return v.filter((r) => r in objects);
       return v;
-    }),
-  );
+    });
+    // Haplo's second column: the title of the row's object.
+    out.splice(1, 0, infos.get(values[0] as string)?.title ?? null);
+    return out;
+  });
   for (const ref of [...labelRefs].sort()) {
     const label = deps.schema.byRef(ref);
     if (label) objects[ref] = { title: label.name };
   }
-  return { columns: ['ref', ...c.facts.map((f) => f.name)], rows: shown, objects };
+  return { columns: ['ref', 'objectTitle', ...c.facts.map((f) => f.name)], rows: shown, objects };
 };
 
 /**

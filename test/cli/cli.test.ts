@@ -68,8 +68,8 @@ test('collection-data prints JSON and CSV', async (ctx) => {
   const csv = await svcCli(ctx, ['collection-data', 'people', '--format', 'csv']);
   assert.is(csv.code, 0, csv.stderr);
   const lines = csv.stdout.split('\r\n');
-  assert.is(lines[0], 'ref,name,email,jobTitle,department,faculty,labels');
-  assert.match(lines[1]!, /^[0-9a-z]{12},"Grace ""Amazing"" Hopper, RN",,,,,[0-9a-z]{12}$/);
+  assert.is(lines[0], 'ref,objectTitle,name,email,jobTitle,department,faculty,labels');
+  assert.match(lines[1]!, /^[0-9a-z]{12},"Grace ""Amazing"" Hopper, RN","Grace ""Amazing"" Hopper, RN",,,,,[0-9a-z]{12}$/);
   const badAt = await svcCli(ctx, ['collection-data', 'people', '--at', 'noon']);
   assert.is(badAt.code, 2);
   assert.match(badAt.stderr, '--at must be');

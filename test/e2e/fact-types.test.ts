@@ -104,9 +104,11 @@ e2e('a row holds every fact in its JSON form; objects lists every ref used', asy
   const res = await ctx.svc.request('/api/reporting/v0/collection-data/every_fact', { admin: false, headers: { Authorization: `Basic ${Buffer.from(`svc:${key}`).toString('base64')}` } });
   const body = (await res.json()) as { columns: string[]; rows: unknown[][]; objects: Record<string, { title: string; parent?: string }> };
   const row = Object.fromEntries(body.columns.map((c, i) => [c, body.rows[0]![i]]));
+  assert.equal(body.columns.slice(0, 2), ['ref', 'objectTitle'], 'Haplo\'s first two columns');
   const schemaLabels = loadSchema(configFile('schema.json')).labels;
   assert.equal(row, {
     ref: project,
+    objectTitle: 'Main title',
     researcher: ada,
     title: 'Main title',
     altTitle: 'Other title',

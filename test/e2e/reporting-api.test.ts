@@ -92,8 +92,8 @@ test('rows follow changes; at answers as things were before, between and after t
   const now = await get(ctx, '/api/reporting/v0/collection-data/phd_projects');
   assert.is(now.status, 200);
   assert.is(now.body.at, new Date(T0 + 30 * 60_000).toISOString());
-  assert.equal(now.body.columns, ['ref', 'researcher', 'title', 'department', 'faculty', 'startDate', 'isFunded', 'examsDone', 'progress', 'progressPercent']);
-  assert.equal(now.body.rows, [[project, ctx.person, 'Quantum gadgets', ctx.dept2, ctx.faculty, '2024-10-01T00:00:00.000Z', true, 1, 0.25, 25]]);
+  assert.equal(now.body.columns, ['ref', 'objectTitle', 'researcher', 'title', 'department', 'faculty', 'startDate', 'isFunded', 'examsDone', 'progress', 'progressPercent']);
+  assert.equal(now.body.rows, [[project, 'Quantum gadgets', ctx.person, 'Quantum gadgets', ctx.dept2, ctx.faculty, '2024-10-01T00:00:00.000Z', true, 1, 0.25, 25]]);
   assert.equal(now.body.objects, {
     ...{ [ctx.person]: { title: 'Ada Lovelace' } },
     ...{ [ctx.dept2]: { title: 'Chemistry', parent: ctx.faculty } },
@@ -105,13 +105,13 @@ test('rows follow changes; at answers as things were before, between and after t
   assert.is(before.body.at, new Date(T0 + 5 * 60_000).toISOString());
 
   const between = await get(ctx, `/api/reporting/v0/collection-data/phd_projects?at=${iso(15)}`);
-  assert.equal(between.body.rows, [[project, ctx.person, 'Quantum widgets', ctx.dept, ctx.faculty, '2024-10-01T00:00:00.000Z', false, 1, 0.25, 25]]);
+  assert.equal(between.body.rows, [[project, 'Quantum widgets', ctx.person, 'Quantum widgets', ctx.dept, ctx.faculty, '2024-10-01T00:00:00.000Z', false, 1, 0.25, 25]]);
   assert.equal(Object.keys(between.body.objects as object).sort(), [ctx.person, ctx.dept, ctx.faculty].sort());
 
   const exactly = await get(ctx, `/api/reporting/v0/collection-data/phd_projects?at=${iso(20)}Z`);
-  assert.is((exactly.body.rows as unknown[][])[0]![2], 'Quantum gadgets', 'a change recorded at the instant asked for is included');
+  assert.is((exactly.body.rows as unknown[][])[0]![3], 'Quantum gadgets', 'a change recorded at the instant asked for is included');
   const justBefore = await get(ctx, `/api/reporting/v0/collection-data/phd_projects?at=${iso(20, -1)}`);
-  assert.is((justBefore.body.rows as unknown[][])[0]![2], 'Quantum widgets');
+  assert.is((justBefore.body.rows as unknown[][])[0]![3], 'Quantum widgets');
 
   const future = await get(ctx, '/api/reporting/v0/collection-data/phd_projects?at=2999-01-01T00:00:00');
   assert.equal(future.body.rows, now.body.rows);
@@ -124,9 +124,9 @@ test('a change to a linked object changes the rows that read it', async (ctx) =>
   at(ctx, 41);
   await json(ctx.svc, `/api/admin/objects/${ctx.dept2}`, { attributes: { 'svc:attribute:parent': { type: 'link', ref: faculty2 } } }, 'PATCH');
   const rows = (await get(ctx, '/api/reporting/v0/collection-data/phd_projects')).body.rows as unknown[][];
-  assert.is(rows[0]![4], faculty2);
+  assert.is(rows[0]![5], faculty2);
   const earlier = (await get(ctx, `/api/reporting/v0/collection-data/phd_projects?at=${iso(40, 1)}`)).body.rows as unknown[][];
-  assert.is(earlier[0]![4], ctx.faculty);
+  assert.is(earlier[0]![5], ctx.faculty);
   at(ctx, 42);
   await json(ctx.svc, `/api/admin/objects/${ctx.dept2}`, { attributes: { 'svc:attribute:parent': { type: 'link', ref: ctx.faculty } } }, 'PATCH');
 });

@@ -9,7 +9,8 @@ export const collectionDataHelp = `svc collection-data <name> [--at YYYY-MM-DDTh
 
 Prints a reporting collection's data, the same answer as GET /api/reporting/v0/collection-data/<name>
 (with read access to everything): JSON by default, or CSV for spreadsheets (a header row of
-column names, list values joined with ";").`;
+column names, ref and objectTitle first as in the API, list values joined with ";").
+--at takes the API's forms: a date, YYYY-MM, a space for T, hh:mm, Z or ±hh:mm (UTC without a zone).`;
 
 export const collectionDataCommand = async (cli: CliContext, name: string, flags: { at?: string; format?: string }): Promise<number> => {
   const format = flags.format ?? 'json';
