@@ -29,7 +29,10 @@ export const jsonBody = (limit: number): Middleware<AppState> => {
     },
   }) as unknown as Middleware<AppState>;
   return async (ctx, next) => {
-    if (ctx.request.length === 0 || !['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
+    // No body at all (`Content-Length: 0`, or neither a length nor chunks, as `curl -X POST` sends):
+    // actions such as issuing a key or undeleting need none, whatever the Content-Type.
+    const noBody = ctx.request.length === 0 || (ctx.request.length === undefined && !ctx.get('Transfer-Encoding'));
+    if (noBody || !['POST', 'PUT', 'PATCH'].includes(ctx.method)) return next();
     if (ctx.request.length !== undefined && ctx.request.length > limit) {
       drainThenClose(ctx.req);
       throw payloadTooLarge(limit);
