@@ -1,5 +1,6 @@
 import type { PushResult, RenderedPush } from '../commands/push-data/push-to-api.ts';
 import type { ResponseFormat } from '../domain/rest-apis.ts';
+import { toHttpError } from './errors.ts';
 
 /**
  * success 200, not authorised 403, failure and error 400 (haplo-behaviour.md §2.2); 503 for a push
@@ -39,3 +40,16 @@ export const pushResponse = (result: PushResult, format: ResponseFormat): Render
   ...renderPushResult(result, format),
   ...(result.retryAfterSeconds !== undefined ? { retryAfterSeconds: result.retryAfterSeconds } : {}),
 });
+
+/**
+ * A typed error met before the control file ran (413, a bad or reused Idempotency-Key, contention)
+ * as a push answer: result `error` with its message, in the API's format, with the error's status.
+ * Anything untyped is left to the error middleware.
+ */
+export const pushRefusal = (error: unknown, format: ResponseFormat): RenderedPush | undefined => {
+  const http = toHttpError(error);
+  if (!http || (http.status >= 500 && http.status !== 503)) return undefined;
+  const result: PushResult = { result: 'error', applied: 0, failures: 0, errorCount: 1, errors: [http.message], actions: [] };
+  const retryAfter = Number(http.headers['Retry-After']);
+  return { status: http.status, ...renderPushResult(result, format), ...(Number.isFinite(retryAfter) ? { retryAfterSeconds: retryAfter } : {}) };
+};

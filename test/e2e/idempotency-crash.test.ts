@@ -163,7 +163,7 @@ test('every key in flight at kill -9 answers its first result or re-runs to succ
     for (const k of keyed) {
       let reply = await pushKeyed(second.svc, api, k);
       for (let i = 0; i < 600 && reply.status === 409; i++) {
-        assert.match(reply.text, 'svc:api:idempotency-in-progress');
+        assert.match(reply.text, 'A request with this Idempotency-Key is still being processed');
         inProgressSeen.add(k.key);
         await pause(100);
         reply = await pushKeyed(second.svc, api, k);

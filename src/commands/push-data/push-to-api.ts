@@ -21,6 +21,13 @@ export type RenderedPush = StoredResponse & { readonly retryAfterSeconds?: numbe
 /** Writes a push result in a response format (the HTTP layer's rendering: status, content type, body). */
 export type RenderPush = (result: PushResult, format: ResponseFormat) => RenderedPush;
 
+/**
+ * Writes a request refused once the API is known but before its control file ran (body too large,
+ * a bad or reused Idempotency-Key) as a push answer in the API's format; undefined for an error
+ * that is no refusal (it is rethrown).
+ */
+export type RenderRefusal = (error: unknown, format: ResponseFormat) => RenderedPush | undefined;
+
 export interface PushRequest {
   /** The API's URL, the last part of its path. */
   readonly url: string;
@@ -46,21 +53,31 @@ const refused = (result: PushResult['result'], errors: readonly string[]): PushR
  * where the API is known. In order: API not defined, not authorised, disabled; then the body is read
  * and run through the API's control file, at most once per Idempotency-Key when one is given.
  */
-export const pushToApi = async (deps: CommandDeps, caches: PushCaches, models: Models, request: PushRequest, render: RenderPush): Promise<PushResponse> => {
+export const pushToApi = async (
+  deps: CommandDeps,
+  caches: PushCaches,
+  models: Models,
+  request: PushRequest,
+  render: RenderPush,
+  renderRefusal: RenderRefusal = () => undefined,
+): Promise<PushResponse> => {
   const { url, metadata } = request;
   const api = await caches.apis.through(url, () => deps.reads.get<RestApiDoc>(REST_APIS, url));
   if (!api) return render(refused('error', [`API not defined: ${url}`]), 'JSON');
   if (!request.principalGroups.includes(PUSH_DATA_GROUP)) return render(refused('not authorised', []), 'JSON');
   if (!api.enabled) return render(refused('error', [`API is disabled: ${url}`]), api.response);
-  const body = await request.body();
-  const run = async () => render(await pushData(deps, caches, models, metadata, api.control, body), api.response);
-  const key = request.idempotencyKey;
-  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new DomainError('invalid', 'svc:api:bad-idempotency-key', 'Idempotency-Key must be 1-255 printable ASCII characters');
   try {
+    const body = await request.body();
+    const run = async () => render(await pushData(deps, caches, models, metadata, api.control, body), api.response);
+    const key = request.idempotencyKey;
+    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) throw new DomainError('invalid', 'svc:api:bad-idempotency-key', 'Idempotency-Key must be 1-255 printable ASCII characters');
     // A busy push escapes onceByKey as an error, so its key is released and a retry runs again.
     return key ? await onceByKey(deps, metadata, `push-data:${url}`, key, body, run) : await run();
   } catch (e) {
-    if (!(e instanceof BatchBusy)) throw e;
-    return render({ ...e.result, retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS }, api.response);
+    if (e instanceof BatchBusy) return render({ ...e.result, retryAfterSeconds: BUSY_RETRY_AFTER_SECONDS }, api.response);
+    // Push-data clients read one shape: refusals before the engine answer in it too.
+    const refusal = renderRefusal(e, api.response);
+    if (!refusal) throw e;
+    return refusal;
   }
 };

@@ -6,7 +6,7 @@ import type { PushCaches } from '../../commands/push-data/push-data.ts';
 import { pushToApi } from '../../commands/push-data/push-to-api.ts';
 import type { Models } from '../../domain/model.ts';
 import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
-import { pushResponse } from '../push-response.ts';
+import { pushRefusal, pushResponse } from '../push-response.ts';
 import { readRawBody } from '../read-body.ts';
 import type { FailureThrottle } from '../throttle.ts';
 import { metadataOf } from '../validate.ts';
@@ -42,6 +42,7 @@ export const pushDataRoutes = (deps: CommandDeps, caches: PushCaches, models: Mo
           ...(key ? { idempotencyKey: key } : {}),
         },
         pushResponse,
+        pushRefusal,
       );
       if (response.replayed) ctx.set('Idempotent-Replayed', 'true');
       if (response.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(response.retryAfterSeconds));

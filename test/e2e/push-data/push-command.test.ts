@@ -30,6 +30,9 @@ test.after(async (ctx) => {
   await ctx.svc?.stop();
 });
 
+/** Push-data's own answer for a push refused before its control file ran. */
+const refusal = (message: string) => ({ result: 'error', applied: 0, failures: 0, errorCount: 1, errors: [message], actions: [] });
+
 const setEnabled = async (ctx: Ctx, url: string, enabled: boolean) => {
   const changed = await call(ctx.svc, `/api/admin/rest-apis/${url}`, { method: 'PUT', body: { enabled } });
   assert.is(changed.status, 200, JSON.stringify(changed.body));
@@ -59,20 +62,16 @@ test('an oversized body gets the guards\' answers (the body is read only once th
   const enabledAt = await head(ctx.svc);
   const tooLarge = await ctx.api.push(OVERSIZE);
   assert.is(tooLarge.status, 413, tooLarge.text);
-  assert.is(JSON.parse(tooLarge.text).kind, 'svc:api:payload-too-large');
+  assert.equal(tooLarge.body, refusal(`Request body is larger than the limit of ${LIMIT} bytes`), 'in push-data\'s own shape');
   assert.is(await head(ctx.svc), enabledAt, 'nothing written');
 });
 
-test('a malformed Idempotency-Key is refused (400, svc:api:bad-idempotency-key) after the body is read, and nothing is written', async (ctx) => {
+test('a malformed Idempotency-Key is refused (400, in push-data\'s shape) after the body is read, and nothing is written', async (ctx) => {
   const before = await head(ctx.svc);
   for (const key of ['a b', 'x'.repeat(256), 'é']) {
     const refused = await ctx.api.push({ username: 'pusher', title: 'Keyed' }, { 'Idempotency-Key': key });
     assert.is(refused.status, 400, refused.text);
-    assert.equal(JSON.parse(refused.text), {
-      success: false,
-      kind: 'svc:api:bad-idempotency-key',
-      error: { message: 'Idempotency-Key must be 1-255 printable ASCII characters' },
-    });
+    assert.equal(refused.body, refusal('Idempotency-Key must be 1-255 printable ASCII characters'), 'in push-data\'s own shape');
   }
   const oversize = await ctx.api.push(OVERSIZE, { 'Idempotency-Key': 'a b' });
   assert.is(oversize.status, 413, 'the body is read (and refused) before the key is looked at');
@@ -103,6 +102,24 @@ test('a refusal by a guard reserves no Idempotency-Key: the same key runs once t
   assert.is(again.status, 200);
   assert.is(again.headers.get('idempotent-replayed'), 'true');
   assert.is(await again.text(), first);
+});
+
+test('an Idempotency-Key reused with another body is refused in push-data\'s shape; nothing is written', async (ctx) => {
+  const first = await ctx.api.push({ username: 'pusher', title: 'Reused key' }, { 'Idempotency-Key': 'reused-1' });
+  expectSuccess(first);
+  const before = await head(ctx.svc);
+  const other = await ctx.api.push({ username: 'pusher', title: 'Another body' }, { 'Idempotency-Key': 'reused-1' });
+  assert.is(other.status, 400, other.text);
+  assert.equal(other.body, refusal('This Idempotency-Key was already used for a request with a different body'));
+  assert.is(await head(ctx.svc), before);
+});
+
+test('an XML API answers a refusal before the engine in XML', async (ctx) => {
+  const xmlApi = await defineApi(ctx.svc, EXAMPLE_CONTROL, { response: 'XML' });
+  const tooLarge = await xmlApi.push(OVERSIZE);
+  assert.is(tooLarge.status, 413, tooLarge.text);
+  assert.match(tooLarge.contentType, 'application/xml');
+  assert.match(tooLarge.text, `<response result="error" applied="0" failures="0" errorCount="1"><errors><error>Request body is larger than the limit of ${LIMIT} bytes</error></errors><actions></actions></response>`);
 });
 
 test.run();
