@@ -1,5 +1,5 @@
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { Server as NetServer, type AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.ts';
 
@@ -61,8 +61,12 @@ export const startHttpServer = async (
   const stop = (graceMs: number) =>
     (stopped ??= (async () => {
       stopping = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      const closed = new Promise<void>((resolve) => server.once('close', () => resolve()));
+      // The listener first: by the time a client sees its idle connection end, nobody can connect
+      // any more. (http's close() ends idle connections before it closes the listener.)
+      NetServer.prototype.close.call(server);
+      // http's own part of closing: idle connections, and its timeout checks.
+      server.close();
       for (const res of inFlight) lastOnItsConnection(res);
       logger.info({ inFlight: inFlight.size, graceMs }, 'stopped accepting connections; finishing requests in flight');
       const force = setTimeout(() => {

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { connect, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { tempDir } from '../support/tmp.ts';
@@ -9,11 +9,28 @@ const test = suite('Graceful shutdown');
 
 const TOKEN = 'shutdown-test-token-123456';
 
+/**
+ * A free port below the kernel's ephemeral range (32768 and up on Linux). After the service closes its
+ * listener, a port it was given by `PORT=0` may at once be handed to any other process on the machine
+ * that listens on port 0 (other test processes do), and a connection there would look accepted.
+ */
+const quietPort = async (): Promise<number> => {
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+};
+
 /** The real process (src/main.ts) on a fresh data directory; resolves once it listens. */
 const spawnService = async () => {
   const tmp = tempDir('svc-shutdown');
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    env: { ...process.env, PORT: '0', SVC_HOST: '127.0.0.1', SVC_DATA_DIR: tmp.dir, SVC_ADMIN_TOKEN: TOKEN },
+    env: { ...process.env, PORT: String(await quietPort()), SVC_HOST: '127.0.0.1', SVC_DATA_DIR: tmp.dir, SVC_ADMIN_TOKEN: TOKEN },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
@@ -84,11 +101,17 @@ const raw = (port: number) => {
   };
 };
 
-const connectionRefused = (port: number) =>
+/** What a new connection gets: refused, or (accepted by the kernel) whether anything answers a request on it. */
+const newConnection = (port: number) =>
   new Promise<string>((resolve) => {
     const s = connect(port, '127.0.0.1');
-    s.once('connect', () => (s.destroy(), resolve('connected')));
-    s.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    let answer = '';
+    s.setEncoding('latin1');
+    s.once('connect', () => s.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+    s.on('data', (d: string) => (answer += d));
+    s.once('close', () => resolve(answer ? `served: ${answer.split('\r\n')[0]}` : 'not served'));
+    s.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED' ? 'ECONNREFUSED' : 'not served'));
+    setTimeout(() => (s.destroy(), resolve(answer ? `served: ${answer.split('\r\n')[0]}` : 'not served')), 10_000);
   });
 
 test('SIGTERM: idle keep-alive connections close at once, new connections are refused, an in-flight request finishes with Connection: close, exit 0', async () => {
@@ -111,7 +134,7 @@ test('SIGTERM: idle keep-alive connections close at once, new connections are re
 
   child.kill('SIGTERM');
   await idle.waitClosed(); // the server has begun shutting down
-  assert.is(await connectionRefused(port), 'ECONNREFUSED', 'no new connection is accepted after SIGTERM');
+  assert.is(await newConnection(port), 'ECONNREFUSED', 'no new connection is accepted after SIGTERM');
 
   // The rest of the body, and a pipelined request that must not be served on this connection.
   busy.socket.write(`${body.slice(20)}GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
