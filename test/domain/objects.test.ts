@@ -161,6 +161,21 @@ test('ChangeObject: nothing changes when the values and labels stay the same (or
   spec.given([created, deleted]).when(change({})).thenNothing();
 });
 
+test('CreateObject and SetObjectAttributes: `alsoOf` lets an object hold the attributes of further types (a destination over several annotated types)', () => {
+  const withPages = { [TYPE]: [typeOf('x:type:person')], [TITLE]: [text('Ada')], 'x:attribute:pages': [{ type: 'integer', value: 3 } as AttributeValue] };
+  spec.given([]).when({ type: 'CreateObject', ref: REF, attributes: withPages, labels: [] }).thenThrows('svc:object:attribute-not-in-type');
+  spec
+    .given([])
+    .when({ type: 'CreateObject', ref: REF, attributes: withPages, labels: [], alsoOf: ['x:type:person', 'x:type:book'] })
+    .then([{ type: 'ObjectCreated', data: { ref: REF, objectType: 'x:type:person', attributes: withPages, labels: [] } }]);
+  const person: ObjectEvent = { type: 'ObjectCreated', data: { ref: REF, objectType: 'x:type:person', attributes: { [TYPE]: [typeOf('x:type:person')], [TITLE]: [text('Ada')] }, labels: [] } };
+  spec.given([person]).when({ type: 'SetObjectAttributes', ref: REF, attributes: withPages }).thenThrows('svc:object:attribute-not-in-type');
+  spec
+    .given([person])
+    .when({ type: 'SetObjectAttributes', ref: REF, attributes: withPages, alsoOf: ['x:type:book'] })
+    .then([{ type: 'ObjectAttributesChanged', data: { ref: REF, set: { 'x:attribute:pages': withPages['x:attribute:pages']! } } }]);
+});
+
 test('ChangeObject: refused for a missing object, and for a deleted one', () => {
   const retitle = change({ changes: [{ op: 'set', attribute: TITLE, values: [text('X')] }] });
   spec.given([]).when(retitle).thenThrows('svc:object:no-such-object', { reason: 'not-found', message: 'Object obj1 does not exist' });

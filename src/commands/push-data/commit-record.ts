@@ -66,9 +66,10 @@ const commitObject = (host: CommitHost, target: ObjectTarget): { claim?: Planned
   let events: readonly ObjectEvent[];
   try {
     const decider = objectDecider(host.schema);
+    const alsoOf = host.model.destinations.find((d) => d.name === target.destination)?.annotatedTypes ?? [];
     events = target.loaded
-      ? decider.decide({ type: 'SetObjectAttributes', ref: target.ref, attributes }, target.loaded)
-      : decider.decide({ type: 'CreateObject', ref: target.ref, attributes, labels: host.labels }, null);
+      ? decider.decide({ type: 'SetObjectAttributes', ref: target.ref, attributes, alsoOf }, target.loaded)
+      : decider.decide({ type: 'CreateObject', ref: target.ref, attributes, labels: host.labels, alsoOf }, null);
   } catch (e) {
     throw new CommitError(`${(e as Error).message} in object ${target.destination}`);
   }

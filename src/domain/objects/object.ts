@@ -91,15 +91,20 @@ export const typeOfAttributes = (attributes: Attributes, schema: Schema): string
   return item && schema.types.has(item.code) ? item.code : undefined;
 };
 
-const checkAttributes = (schema: Schema, objectType: string, attributes: Attributes): void => {
+/**
+ * `alsoOf`: further types whose attributes the object may hold, as a data-import destination over
+ * several annotated types offers the attributes of each of them (haplo-behaviour.md, annotatedTypes).
+ */
+const checkAttributes = (schema: Schema, objectType: string, attributes: Attributes, alsoOf: readonly string[] = []): void => {
   const type = schema.types.get(objectType);
   if (!type) throw new DomainError('invalid', 'svc:object:unknown-type', `Unknown type ${objectType}`);
   // Members of the type's attribute groups may hold values too (those of group instances, and others).
   const groups = schema.groupsOfType(objectType);
+  const offered = alsoOf.flatMap((t) => schema.types.get(t)?.attributes ?? []);
   for (const [code, values] of Object.entries(attributes)) {
     const def = schema.attributes.get(code);
     if (!def) throw new DomainError('invalid', 'svc:object:unknown-attribute', `attributes.${code}: unknown attribute`);
-    if (code !== TYPE && !type.attributes.includes(code) && !groups.some((g) => g.groupAttributes?.includes(code))) {
+    if (code !== TYPE && !type.attributes.includes(code) && !offered.includes(code) && !groups.some((g) => g.groupAttributes?.includes(code))) {
       throw new DomainError('invalid', 'svc:object:attribute-not-in-type', `attributes.${code}: not an attribute of type ${objectType}`);
     }
     values.forEach((v, i) => {
@@ -137,28 +142,28 @@ export interface LabelChanges {
 }
 
 export type ObjectCommand =
-  | { readonly type: 'CreateObject'; readonly ref: string; readonly attributes: Attributes; readonly labels: readonly string[] }
+  | { readonly type: 'CreateObject'; readonly ref: string; readonly attributes: Attributes; readonly labels: readonly string[]; readonly alsoOf?: readonly string[] }
   /** One save: attribute changes and label changes together make one new version (or none when nothing changes). */
   | { readonly type: 'ChangeObject'; readonly ref: string; readonly changes?: readonly AttributeChange[]; readonly labels?: LabelChanges }
   /** Saves a complete new attribute map (as a data import does after editing a copy); the import decides which objects it edits. */
-  | { readonly type: 'SetObjectAttributes'; readonly ref: string; readonly attributes: Attributes }
+  | { readonly type: 'SetObjectAttributes'; readonly ref: string; readonly attributes: Attributes; readonly alsoOf?: readonly string[] }
   | { readonly type: 'DeleteObject'; readonly ref: string }
   | { readonly type: 'UndeleteObject'; readonly ref: string };
 
-const create = (schema: Schema, state: ObjectState | null, command: { ref: string; attributes: Attributes; labels: readonly string[] }): ObjectEvent[] => {
+const create = (schema: Schema, state: ObjectState | null, command: { ref: string; attributes: Attributes; labels: readonly string[]; alsoOf?: readonly string[] }): ObjectEvent[] => {
   if (state) throw new DomainError('conflict', 'svc:object:exists', `Object ${command.ref} already exists`);
   const objectType = typeOfAttributes(command.attributes, schema);
   if (!objectType) throw new DomainError('invalid', 'svc:object:no-type', `attributes.${TYPE}: an object needs a type`);
-  checkAttributes(schema, objectType, command.attributes);
+  checkAttributes(schema, objectType, command.attributes, command.alsoOf);
   checkLabels(schema, command.labels);
   return [{ type: 'ObjectCreated', data: { ref: command.ref, objectType, attributes: command.attributes, labels: [...new Set(command.labels)] } }];
 };
 
 /** Emits nothing when the result equals the stored values. */
-const setAttributes = (schema: Schema, state: ObjectState, after: Attributes): ObjectEvent[] => {
+const setAttributes = (schema: Schema, state: ObjectState, after: Attributes, alsoOf?: readonly string[]): ObjectEvent[] => {
   const objectType = typeOfAttributes(after, schema);
   if (!objectType) throw new DomainError('invalid', 'svc:object:no-type', `attributes.${TYPE}: an object needs a type`);
-  checkAttributes(schema, objectType, after);
+  checkAttributes(schema, objectType, after, alsoOf);
   const set: Record<string, readonly AttributeValue[]> = {};
   for (const code of new Set([...Object.keys(state.attributes), ...Object.keys(after)])) {
     if (!sameValues(state.attributes[code], after[code])) set[code] = after[code] ?? [];
@@ -217,7 +222,7 @@ export const objectDecider = (schema: Schema): Decider<ObjectCommand, ObjectStat
         return change(schema, state, command);
       case 'SetObjectAttributes':
         if (!state) throw noSuchObject(command.ref);
-        return setAttributes(schema, state, command.attributes);
+        return setAttributes(schema, state, command.attributes, command.alsoOf);
       case 'DeleteObject':
         if (!state) throw noSuchObject(command.ref);
         return state.deleted ? [] : [{ type: 'ObjectDeleted', data: { ref: command.ref } }];

@@ -48,6 +48,14 @@ const DEEP_MODEL = {
   ],
 };
 
+/** A destination over several types (annotatedTypes): its Names are those of every type. */
+const ANNOTATED_MODEL = {
+  name: 'test:annotated',
+  title: 'Annotated types',
+  description: 'One destination for people and projects.',
+  destinations: [{ name: 'item', kind: 'object', annotatedTypes: ['svc:type:person', 'phd:type:project'] }],
+};
+
 interface Ctx {
   svc: TestService;
   removeModels: () => void;
@@ -59,7 +67,7 @@ interface Ctx {
 const test = suite<Ctx>('Push data: control-file instructions', {} as Ctx);
 
 test.before(async (ctx) => {
-  const models = modelsWith([DEEP_MODEL]);
+  const models = modelsWith([DEEP_MODEL, ANNOTATED_MODEL]);
   ctx.removeModels = models.remove;
   ctx.svc = await startTestService({ SVC_MODELS: models.file });
   ctx.ada = await createUser(ctx.svc, { username: 'ada', first: 'Ada', last: 'Lovelace', email: 'ada@example.com' });
@@ -174,6 +182,30 @@ const cases: { name: string; run: (ctx: Ctx) => Promise<void> }[] = [
       // A plain string is no person name (as Haplo): nothing is set, and the title is missing.
       const plainText = await defineApi(ctx.svc, control('svc:person', [{ action: 'new', destination: 'profile' }, { source: 'name', destination: 'profile', name: TITLE }]));
       assert.equal(expectFailure(await plainText.push({ name: 'Just text' })).errors[0], 'dc:attribute:title is not set in object profile (record 0)');
+    },
+  },
+  {
+    name: 'annotatedTypes: a destination offering the Names of several types accepts a value of any of them on save',
+    async run(ctx) {
+      const api = await defineApi(ctx.svc, control('test:annotated', [
+        { action: 'new', destination: 'item' },
+        { source: 'type', destination: 'item', name: 'dc:attribute:type' },
+        { source: 'title', destination: 'item', name: TITLE },
+        { source: 'job', destination: 'item', name: 'svc:attribute:job-title' },
+        { source: 'notes', destination: 'item', name: 'phd:attribute:notes' },
+      ], {}, MANY));
+      const reply = await api.push([
+        { type: 'phd:type:project', title: 'A project', notes: 'Project notes', job: 'A job title' },
+        { type: 'svc:type:person', title: 'A person', job: 'Lecturer', notes: 'Person notes' },
+      ]);
+      expectSuccess(reply);
+      const [project, person] = [await saved(ctx, reply.body, 0), await saved(ctx, reply.body, 1)];
+      assert.is(project.type.code, 'phd:type:project');
+      assert.equal(plain(project, 'phd:attribute:notes'), ['Project notes']);
+      assert.equal(plain(project, 'svc:attribute:job-title'), ['A job title']);
+      assert.is(person.type.code, 'svc:type:person');
+      assert.equal(plain(person, 'svc:attribute:job-title'), ['Lecturer']);
+      assert.equal(plain(person, 'phd:attribute:notes'), ['Person notes']);
     },
   },
   {
