@@ -53,12 +53,21 @@ interface SourceDef {
   readonly depends?: string;
 }
 
-/** Sources in the order they run (and are listed in `sources`). */
+/**
+ * Sources in the order they run (and are listed in `sources`), by Haplo's standard names: only the
+ * `haplo:` namespace becomes `svc:`, so `std:` names are what Haplo clients send.
+ */
 export const SOURCES: readonly SourceDef[] = [
-  { name: 'svc:workunit', sort: 1000 },
-  { name: 'svc:workflow', sort: 1100, depends: 'svc:workunit' },
-  { name: 'svc:username', sort: 2000 },
+  { name: 'std:workunit', sort: 1000 },
+  { name: 'std:workflow', sort: 1100, depends: 'std:workunit' },
+  { name: 'std:username', sort: 2000 },
 ];
+
+/** `svc:` spellings accepted too (this service listed its sources under them before). */
+const SOURCE_ALIASES: ReadonlyMap<string, string> = new Map(SOURCES.map((s) => [s.name.replace(/^std:/, 'svc:'), s.name]));
+
+/** Haplo reads a `sources` value this long as if it were NONE. */
+const SOURCES_MAX_LENGTH = 1023;
 
 const badQuery = (message: string) => new ObjectQueryError('svc:api-v0:object:bad-query', message);
 
@@ -69,16 +78,17 @@ export const parseSources = (param: string | undefined): string[] => {
       'Sources must be specified as parameter. Use ?sources=NONE for basic object serialisation, ?sources=ALL for everything (discouraged), or ?sources=source1,source2,... to specify exact sources required.',
     );
   }
-  if (param === 'NONE') return [];
+  if (param === 'NONE' || param.length > SOURCES_MAX_LENGTH) return [];
   if (param === 'ALL') return SOURCES.map((s) => s.name);
-  if (param.length >= 1024) throw badQuery('sources parameter is too long');
-  const names = [...new Set(param.split(',').map((s) => s.trim()).filter(Boolean))];
-  for (const name of names) {
-    const def = SOURCES.find((s) => s.name === name);
-    if (!def) throw badQuery(`Unknown source: ${name}. Known sources: ${SOURCES.map((s) => s.name).join(', ')}`);
-    if (def.depends && !names.includes(def.depends)) throw badQuery(`Source ${name} depends on ${def.depends} which has not been used.`);
+  // Names no source provides are ignored, as Haplo's serialiser does.
+  const names = new Set(param.split(',').map((s) => s.trim()).map((s) => SOURCE_ALIASES.get(s) ?? s));
+  const used = SOURCES.filter((s) => names.has(s.name));
+  for (const def of used) {
+    if (def.depends && !names.has(def.depends)) {
+      throw new ObjectQueryError('svc:api-v0:generic:exception', `Source ${def.name} depends on ${def.depends} which has not been used.`);
+    }
   }
-  return SOURCES.filter((s) => names.includes(s.name)).map((s) => s.name);
+  return used.map((s) => s.name);
 };
 
 const noSuchObject = (ref: string) => new ObjectQueryError('svc:api-v0:object:no-such-object', `Object ${ref} does not exist`);
@@ -145,14 +155,14 @@ export const serialiseMany = async (deps: ObjectQueryDeps, docs: readonly Object
   // Targets the caller may not read are dropped here, so that nothing of them (title, behaviour, username) is shown.
   const linked = new Map([...(await loadLinkTargets(deps, linkTargets))].filter(([, t]) => canRead(access, t.labels)));
   let usernames: Map<string, string> | undefined;
-  if (sources.includes('svc:username')) {
+  if (sources.includes('std:username')) {
     const profiles = [...new Set([...linked.keys(), ...docs.map((d) => d.ref)])];
     const users = profiles.length ? await deps.reads.find<UserDoc>(USERS, { where: { profileRef: { $in: profiles } } }) : [];
     usernames = new Map(users.map((u) => [u.profileRef!, u.username]));
   }
   return Promise.all(
     docs.map(async (doc) => {
-      const workUnits = sources.includes('svc:workunit')
+      const workUnits = sources.includes('std:workunit')
         ? await deps.reads.find<WorkUnitDoc>(WORK_UNITS, { where: { ref: doc.ref }, sort: [['createdAt', 'asc']] })
         : undefined;
       return serialiseObject(doc, {

@@ -9,9 +9,9 @@ export interface SerialiseContext {
   readonly baseUrl: string;
   /** What links show of the objects the serialised object links to: only those the caller may read. */
   readonly linked: ReadonlyMap<string, LinkTarget>;
-  /** Usernames by profile ref, when the `svc:username` source is used. */
+  /** Usernames by profile ref, when the `std:username` source is used. */
   readonly usernames?: ReadonlyMap<string, string>;
-  /** Work units of the object, when `svc:workunit` is used. */
+  /** Work units of the object, when `std:workunit` is used. */
   readonly workUnits?: readonly WorkUnitDoc[];
   readonly sources: readonly string[];
   /** Slugs of titles serialised before; without it each is made afresh. */
@@ -120,7 +120,8 @@ const serialiseWorkUnit = (w: WorkUnitDoc, ctx: SerialiseContext) => ({
   closed: w.closed,
   data: w.data,
   tags: w.tags,
-  ...(ctx.sources.includes('svc:workflow') ? { state: w.state, url: `${ctx.baseUrl}/api/admin/workflows/${w.id}` } : {}),
+  // Haplo's workflow `target` is kept in the work unit's tags; `url` is the admin API's address of the work unit.
+  ...(ctx.sources.includes('std:workflow') ? { state: w.state, target: w.tags.target ?? null, url: `${ctx.baseUrl}/api/admin/workflows/${w.id}` } : {}),
 });
 
 /** The `svc:object:0` serialisation (haplo-behaviour.md §5.4), keys in Haplo's order. */

@@ -98,11 +98,11 @@ test('results=objects returns serialised objects and needs sources', async ({ re
     assert.is(o.kind, 'svc:object:0');
     assert.equal(o.sources, []);
   }
-  const withSource = await linked(reader, person, 'results=objects&sources=svc:workunit');
-  assert.equal(withSource.body.objects[0].sources, ['svc:workunit']);
+  const withSource = await linked(reader, person, 'results=objects&sources=std:workunit');
+  assert.equal(withSource.body.objects[0].sources, ['std:workunit']);
   assert.equal(withSource.body.objects[0].workflows, []);
   expectError(await linked(reader, person, 'results=objects'), 400, 'svc:api-v0:object:sources-not-specified');
-  expectError(await linked(reader, person, 'results=objects&sources=svc:workflow'), 400, 'svc:api-v0:object:bad-query');
+  expectError(await linked(reader, person, 'results=objects&sources=std:workflow'), 400, 'svc:api-v0:generic:exception');
 });
 
 test('results=refs is the default and may be given', async ({ reader, person, a, b, c }) => {

@@ -205,18 +205,18 @@ test('sources=NONE: no source additions', async ({ svc, reader }) => {
 
 test('sources=ALL: every source, in sort order, with their additions last', async ({ svc, reader, user }) => {
   const o = await readObject(reader, user.ref, 'ALL');
-  assert.equal(o.sources, ['svc:workunit', 'svc:workflow', 'svc:username']);
+  assert.equal(o.sources, ['std:workunit', 'std:workflow', 'std:username']);
   assert.equal(Object.keys(o).slice(-3), ['attributes', 'workflows', 'username']);
   assert.equal(o.workflows, []);
   assert.is(o.username, user.username);
 });
 
 test('sources are listed in sort order, once each, whatever order they are asked in', async ({ reader, user }) => {
-  assert.equal((await readObject(reader, user.ref, 'svc:username,svc:workunit,svc:username')).sources, ['svc:workunit', 'svc:username']);
-  assert.equal((await readObject(reader, user.ref, 'svc:workflow,svc:workunit')).sources, ['svc:workunit', 'svc:workflow']);
+  assert.equal((await readObject(reader, user.ref, 'std:username,std:workunit,std:username')).sources, ['std:workunit', 'std:username']);
+  assert.equal((await readObject(reader, user.ref, 'std:workflow,std:workunit')).sources, ['std:workunit', 'std:workflow']);
 });
 
-test('svc:workunit adds workflows {workType, createdAt, openedAt, deadline, closed, data, tags}', async ({ svc, clock, reader }) => {
+test('std:workunit adds workflows {workType, createdAt, openedAt, deadline, closed, data, tags}', async ({ svc, clock, reader }) => {
   const { ref } = await createObject(svc, 'phd:type:project', { [TITLE]: 'With workflows' });
   clock.set('2024-06-01T09:00:00.250Z');
   const first = await workflow(svc, ref, {
@@ -231,8 +231,8 @@ test('svc:workunit adds workflows {workType, createdAt, openedAt, deadline, clos
   const other = await createObject(svc, 'phd:type:project', { [TITLE]: 'Another' });
   await workflow(svc, other.ref, { workType: 'phd:workflow:registration', state: 'open' });
 
-  let o = await readObject(reader, ref, 'svc:workunit');
-  assert.equal(o.sources, ['svc:workunit']);
+  let o = await readObject(reader, ref, 'std:workunit');
+  assert.equal(o.sources, ['std:workunit']);
   assert.is(o.workflows.length, 2, 'only this object\'s work units');
   for (const w of o.workflows) assert.equal(Object.keys(w), ['workType', 'createdAt', 'openedAt', 'deadline', 'closed', 'data', 'tags']);
   const [w1, w2] = o.workflows;
@@ -252,42 +252,48 @@ test('svc:workunit adds workflows {workType, createdAt, openedAt, deadline, clos
   const t = await transition(svc, first, { state: 'finished', closed: true });
   assert.is(t.state, 'finished');
   assert.is(t.closed, true);
-  o = await readObject(reader, ref, 'svc:workunit');
+  o = await readObject(reader, ref, 'std:workunit');
   assert.is(o.workflows[0].closed, true, 'the transition is visible at once');
-  assert.not.ok('state' in o.workflows[0], 'state is added by svc:workflow only');
+  assert.not.ok('state' in o.workflows[0], 'state is added by std:workflow only');
 });
 
 test('a new work unit is opened when it is created: openedAt equals createdAt (service clock)', async ({ svc, clock, reader }) => {
   const { ref } = await createObject(svc, 'phd:type:project', { [TITLE]: 'Opened' });
   clock.set('2024-06-10T10:10:10.101Z');
   await workflow(svc, ref, { workType: 'phd:workflow:registration', state: 'open' });
-  const [w] = (await readObject(reader, ref, 'svc:workunit')).workflows;
+  const [w] = (await readObject(reader, ref, 'std:workunit')).workflows;
   assert.is(w.createdAt, '2024-06-10T10:10:10.101Z');
   assert.is(w.openedAt, w.createdAt);
 });
 
-test('svc:workflow without svc:workunit -> 400 bad-query naming the dependency', async ({ reader, user }) => {
-  expectError(await reader.object(user.ref, 'svc:workflow'), 400, 'svc:api-v0:object:bad-query', 'Source svc:workflow depends on svc:workunit which has not been used.');
-  expectError(await reader.object(user.ref, 'svc:workflow,svc:username'), 400, 'svc:api-v0:object:bad-query');
+test('std:workflow without std:workunit -> 400 svc:api-v0:generic:exception naming the dependency (as Haplo)', async ({ reader, user }) => {
+  expectError(await reader.object(user.ref, 'std:workflow'), 400, 'svc:api-v0:generic:exception', 'Source std:workflow depends on std:workunit which has not been used.');
+  expectError(await reader.object(user.ref, 'std:workflow,std:username'), 400, 'svc:api-v0:generic:exception');
 });
 
-test('svc:workflow,svc:workunit adds state and url to each workflow', async ({ svc, reader }) => {
+test('std:workflow,std:workunit adds state, target and url to each workflow', async ({ svc, reader }) => {
   const { ref } = await createObject(svc, 'phd:type:project', { [TITLE]: 'Examined' });
   const id = await workflow(svc, ref, { workType: 'phd:workflow:examination', state: 'submitted' });
-  let o = await readObject(reader, ref, 'svc:workflow,svc:workunit');
-  assert.equal(o.sources, ['svc:workunit', 'svc:workflow']);
-  assert.equal(Object.keys(o.workflows[0]), ['workType', 'createdAt', 'openedAt', 'deadline', 'closed', 'data', 'tags', 'state', 'url']);
+  let o = await readObject(reader, ref, 'std:workflow,std:workunit');
+  assert.equal(o.sources, ['std:workunit', 'std:workflow']);
+  assert.equal(Object.keys(o.workflows[0]), ['workType', 'createdAt', 'openedAt', 'deadline', 'closed', 'data', 'tags', 'state', 'target', 'url']);
+  assert.is(o.workflows[0].target, null, 'no target: null');
+  const other = await createObject(svc, 'phd:type:project', { [TITLE]: 'Targeted' });
+  const targeted = await workflow(svc, other.ref, { workType: 'phd:workflow:progress', state: 'wait_supervisor', tags: { target: 'supervisor' } });
+  const [t] = (await readObject(reader, other.ref, 'std:workunit,std:workflow')).workflows;
+  assert.is(t.target, 'supervisor', 'the work unit\'s target tag');
+  assert.match(t.url, targeted);
   assert.is(o.workflows[0].state, 'submitted');
   assert.is(o.workflows[0].closed, false);
   assert.ok(o.workflows[0].url.startsWith(`${BASE}/`), o.workflows[0].url);
   assert.match(o.workflows[0].url, id);
 
   await transition(svc, id, { state: 'finished', closed: true });
-  o = await readObject(reader, ref, 'svc:workflow,svc:workunit');
+  o = await readObject(reader, ref, 'std:workflow,std:workunit');
   assert.is(o.workflows[0].state, 'finished');
   assert.is(o.workflows[0].closed, true);
   await transition(svc, id, { state: 'reopened', closed: false });
-  o = await readObject(reader, ref, 'svc:workunit,svc:workflow');
+  o = await readObject(reader, ref, 'std:workunit,std:workflow');
   assert.is(o.workflows[0].state, 'reopened');
   assert.is(o.workflows[0].closed, false);
 });
@@ -302,20 +308,20 @@ test('workflow admin errors: bad workType/state/deadline -> 400, unknown workflo
   expectError(await call(svc, '/api/admin/workflows/zzzzzzzzzzzz/transition', { method: 'POST', body: { state: 'finished', closed: true } }), 404, 'svc:workflow:no-such-workflow');
 });
 
-test('svc:username adds username to links to a user\'s profile, and top-level on the profile itself', async ({ svc, reader, user }) => {
+test('std:username adds username to links to a user\'s profile, and top-level on the profile itself', async ({ svc, reader, user }) => {
   const notAUser = await createObject(svc, 'svc:type:person', { [TITLE]: 'Pierre Curie' });
   const { ref } = await createObject(svc, 'phd:type:project', {
     [TITLE]: 'Radioactivity',
     'phd:attribute:researcher': { type: 'link', ref: user.ref },
     'phd:attribute:supervisor': { type: 'link', ref: notAUser.ref },
   });
-  const o = await readObject(reader, ref, 'svc:username');
-  assert.equal(o.sources, ['svc:username']);
+  const o = await readObject(reader, ref, 'std:username');
+  assert.equal(o.sources, ['std:username']);
   assert.equal(o.attributes['phd:attribute:researcher'], [{ type: 'link', ref: user.ref, title: 'Marie Curie', username: user.username }]);
   assert.equal(o.attributes['phd:attribute:supervisor'], [{ type: 'link', ref: notAUser.ref, title: 'Pierre Curie' }]);
   assert.not.ok('username' in o, 'the project is not a user\'s profile');
 
-  const profile = await readObject(reader, user.ref, 'svc:username');
+  const profile = await readObject(reader, user.ref, 'std:username');
   assert.is(profile.username, user.username);
   assert.is(Object.keys(profile).at(-1), 'username');
   const without = await readObject(reader, user.ref, 'NONE');
@@ -330,11 +336,26 @@ test('the user\'s profile: a person titled with the name, with name and email at
   assert.equal(o.attributes['svc:attribute:email'], [{ type: 'email-address', value: 'marie@example.org' }]);
 });
 
-test('an unknown source -> 400 bad-query naming it', async ({ reader, user }) => {
-  const e = expectError(await reader.object(user.ref, 'svc:nope'), 400, 'svc:api-v0:object:bad-query');
-  assert.match(e.message, 'svc:nope');
-  expectError(await reader.object(user.ref, 'svc:workunit,std:workunit'), 400, 'svc:api-v0:object:bad-query', /std:workunit/);
-  expectError(await reader.object(user.ref, 'none'), 400, 'svc:api-v0:object:bad-query', /none/);
+test('unknown source names are ignored, as Haplo does: they are not listed in sources', async ({ reader, user }) => {
+  assert.equal((await readObject(reader, user.ref, 'svc:nope')).sources, []);
+  assert.equal((await readObject(reader, user.ref, 'none')).sources, []);
+  const o = await readObject(reader, user.ref, 'std:workunit,hres:project-journal:dates,std:nope');
+  assert.equal(o.sources, ['std:workunit']);
+  assert.equal(o.workflows, []);
+});
+
+test('svc: aliases of the std: names are accepted and listed under the std: name', async ({ reader, user }) => {
+  assert.equal((await readObject(reader, user.ref, 'svc:workunit,svc:workflow,svc:username')).sources, ['std:workunit', 'std:workflow', 'std:username']);
+  assert.equal((await readObject(reader, user.ref, 'svc:workunit,std:workunit')).sources, ['std:workunit']);
+  expectError(await reader.object(user.ref, 'svc:workflow'), 400, 'svc:api-v0:generic:exception', 'Source std:workflow depends on std:workunit which has not been used.');
+});
+
+test('sources of 1,024 characters or more act as NONE; 1,023 are read', async ({ reader, user }) => {
+  const padded = (length: number) => `std:username,${'x'.repeat(length - 'std:username,'.length)}`;
+  const long = await readObject(reader, user.ref, padded(1024));
+  assert.equal(long.sources, []);
+  assert.not.ok('username' in long);
+  assert.equal((await readObject(reader, user.ref, padded(1023))).sources, ['std:username']);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -390,7 +411,7 @@ test('an object the key\'s user may not read is no-such-object, exactly like a m
   const missing = await common.object('zzzzzzzzzzzz', 'NONE');
   assert.equal(Object.keys(denied.body), Object.keys(missing.body));
   assert.is(e.message.replace(secret.ref, 'X'), (missing.body.error.message as string).replace('zzzzzzzzzzzz', 'X'));
-  for (const sources of ['ALL', 'svc:workunit', 'svc:username']) expectError(await common.object(secret.ref, sources), 400, 'svc:api-v0:object:no-such-object');
+  for (const sources of ['ALL', 'std:workunit', 'std:username']) expectError(await common.object(secret.ref, sources), 400, 'svc:api-v0:object:no-such-object');
 
   const visible = await createObject(svc, 'phd:type:project', { [TITLE]: 'Open project' });
   assert.is((await readObject(common, visible.ref)).title, 'Open project', 'the common reader reads common objects');

@@ -40,9 +40,9 @@ test('queryValue: decoded, first of several, undefined when absent', () => {
 test('sources: repeated, encoded, empty', async ({ reader, ref }) => {
   const get = (query: string) => reader.get(`/api/v0-object/ref/${ref}?${query}`);
   assert.equal((await get('sources=NONE&sources=ALL')).body.object.sources, []);
-  assert.equal((await get('sources=ALL&sources=NONE')).body.object.sources, ['svc:workunit', 'svc:workflow', 'svc:username']);
+  assert.equal((await get('sources=ALL&sources=NONE')).body.object.sources, ['std:workunit', 'std:workflow', 'std:username']);
   assert.equal((await get('%73ources=%4EONE')).body.object.sources, []);
-  assert.equal((await get('sources=svc%3Ausername')).body.object.sources, ['svc:username']);
+  assert.equal((await get('sources=std%3Ausername')).body.object.sources, ['std:username']);
   expectError(await get('sources='), 400, 'svc:api-v0:object:sources-not-specified');
   expectError(await get('sources'), 400, 'svc:api-v0:object:sources-not-specified');
   expectError(await get('other=NONE'), 400, 'svc:api-v0:object:sources-not-specified');
