@@ -1,20 +1,29 @@
 import Router from '@koa/router';
 import type { ReadStore } from '../../projections/read-store.ts';
 import { queryValue, refParam } from '../params.ts';
-import { getLinked, getObject, type ObjectQueryDeps } from '../../queries/object-api.ts';
+import { getLinked, getObject } from '../../queries/object-api.ts';
+import { getObjectAt, getObjectHistory, type ObjectHistoryDeps } from '../../queries/object-history.ts';
+import { parseAt } from '../../queries/parse-at.ts';
 import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
 import type { FailureThrottle } from '../throttle.ts';
 
 const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
-/** Object API v0: `GET /api/v0-object/ref/<ref>` and `GET /api/v0-object/linked/<ref>`. */
-export const objectApiRoutes = (deps: ObjectQueryDeps, reads: ReadStore, throttle: FailureThrottle, principals?: PrincipalCache) => {
+/**
+ * Object API v0: `GET /api/v0-object/ref/<ref>` (now, or `at` a past time), `GET /api/v0-object/linked/<ref>`
+ * and `GET /api/v0-object/history/<ref>`.
+ */
+export const objectApiRoutes = (deps: ObjectHistoryDeps, reads: ReadStore, throttle: FailureThrottle, principals?: PrincipalCache) => {
   const router = new Router<KeyedState>({ prefix: '/api/v0-object' });
   // Under every path of the prefix, matched case-insensitively like the routes: a bare
   // router.use(fn) layer matches case-sensitively, which let `/API/...` reach the routes unauthenticated.
   router.use('', apiKeyAuth(reads, throttle, principals));
   router.get('/ref/:ref', async (ctx) => {
-    const object = await getObject(deps, refParam(ctx.params.ref), queryValue(ctx.querystring, 'sources'), ctx.state.principal.access);
+    const ref = refParam(ctx.params.ref);
+    const sources = queryValue(ctx.querystring, 'sources');
+    const at = parseAt(ctx.query.at);
+    const access = ctx.state.principal.access;
+    const object = at ? await getObjectAt(deps, ref, sources, at, access) : await getObject(deps, ref, sources, access);
     ctx.body = { success: true, kind: 'svc:api-v0:object:serialised', object };
   });
   router.get('/linked/:ref', async (ctx) => {
@@ -23,6 +32,9 @@ export const objectApiRoutes = (deps: ObjectQueryDeps, reads: ReadStore, throttl
       (['type', 'attribute', 'qualifier', 'results', 'sources', 'start'] as const).flatMap((k) => (single(q[k]) === undefined ? [] : [[k, single(q[k])]])),
     );
     ctx.body = { success: true, ...(await getLinked(deps, refParam(ctx.params.ref), query, ctx.state.principal.access)) };
+  });
+  router.get('/history/:ref', async (ctx) => {
+    ctx.body = { success: true, ...(await getObjectHistory(deps, refParam(ctx.params.ref), ctx.state.principal.access)) };
   });
   return router;
 };
