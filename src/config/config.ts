@@ -11,7 +11,7 @@ export const ENV_SPEC = {
   SVC_HOST: text('a host name or IP address to listen on', (s) => /^[A-Za-z0-9.:\[\]-]+$/.test(s), () => '0.0.0.0'),
   SVC_BASE_URL: optional(httpUrl()),
   SVC_DATA_DIR: text('a directory path', (s) => s.length > 0, () => './data'),
-  SVC_ADMIN_TOKEN: optional(text('at least 16 characters', (s) => s.length >= 16 && !/\s/.test(s))),
+  SVC_ADMIN_TOKEN: optional(text('at least 16 characters with no white space', (s) => s.length >= 16 && !/\s/.test(s))),
   SVC_EVENT_STORE: optional(
     text('an EventStoreDB connection string (esdb://, esdb+discover://, kurrentdb:// or kurrentdb+discover://); unset for embedded SQLite',
       ENGINE_URL(['esdb://', 'esdb+discover://', 'kurrentdb://', 'kurrentdb+discover://'])),

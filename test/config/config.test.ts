@@ -55,6 +55,17 @@ test('every bad value is reported on its own line, without echoing secrets', () 
   }
 });
 
+test('an admin token with white space is refused with a message that says why', () => {
+  try {
+    loadConfig({ SVC_ADMIN_TOKEN: 'long enough but has spaces' });
+    assert.unreachable();
+  } catch (e) {
+    assert.instance(e, ConfigError);
+    assert.match((e as ConfigError).problems[0]!, 'white space');
+    assert.not.match((e as Error).message, 'has spaces');
+  }
+});
+
 test('limits on slow clients: defaults, ranges, and a request timeout no shorter than the headers timeout', () => {
   assert.equal(loadConfig({}).http, { headersTimeoutMs: 20_000, requestTimeoutMs: 300_000, keepAliveTimeoutMs: 5_000 });
   assert.equal(loadConfig({ SVC_HEADERS_TIMEOUT_MS: '1000', SVC_REQUEST_TIMEOUT_MS: '1000', SVC_KEEP_ALIVE_TIMEOUT_MS: '65000' }).http, {
