@@ -119,7 +119,7 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
     { prefix: /^\/api\/v0-object/i, routers: [objectApiRoutes({ ...queries, events: deps.events, decode: deps.decode }, deps.reads, throttle, principals)] },
     { prefix: /^\/api\/push-data/i, routers: [pushDataRoutes(commands, deps.push, deps.models, throttle, deps.config.bodyLimitBytes, principals)] },
     { prefix: /^\/api\/reporting\/v0/i, routers: [reportingRoutes(deps.reporting, deps.reads, throttle, principals)] },
-    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands, signInThrottle: deps.throttles.admin })] },
+    { prefix: /^\/admin/i, routers: [adminUiRoutes({ ...deps, commands, objects: { ...queries, events: deps.events, decode: deps.decode }, signInThrottle: deps.throttles.admin })] },
     {
       prefix: /^\/api\/v0-file/i,
       routers: [

@@ -8,6 +8,7 @@ import type { CommandDeps } from '../../commands/context.ts';
 import { controlValidator } from '../../commands/push-data/control-validator.ts';
 import type { Config } from '../../config/config.ts';
 import type { Models } from '../../domain/model.ts';
+import type { ObjectHistoryDeps } from '../../queries/object-history.ts';
 import type { ProjectionRunner } from '../../projections/runner.ts';
 import type { AppState } from '../state.ts';
 import type { FailureThrottle } from '../throttle.ts';
@@ -15,6 +16,7 @@ import { pageGuard } from './guard.ts';
 import { apiKeyPages } from './routes/api-keys.ts';
 import { generalPages, notFoundPages } from './routes/general.ts';
 import { modelPages } from './routes/models.ts';
+import { objectPages } from './routes/objects.ts';
 import { projectionPages } from './routes/projections.ts';
 import { restApiPages } from './routes/rest-apis.ts';
 import { sessionPages } from './routes/session.ts';
@@ -28,6 +30,8 @@ export interface AdminUiDeps {
   readonly commands: CommandDeps;
   readonly models: Models;
   readonly runner: ProjectionRunner;
+  /** The Object API's reads and the log, for the object page and its history. */
+  readonly objects: ObjectHistoryDeps;
   /** The admin sessions; give the admin API's authentication (`adminAuth`) the same store so it accepts them too. */
   readonly sessions: SessionStore;
   /** Failed sign-ins per client address (shared with the admin API's Bearer tokens). */
@@ -49,6 +53,7 @@ export const adminUiRoutes = (deps: AdminUiDeps) => {
   userPages(router, page, commands);
   groupPages(router, page, commands);
   projectionPages(router, page, runner);
+  objectPages(router, page, deps.objects);
   notFoundPages(router, page);
   return router;
 };

@@ -92,7 +92,7 @@ export const userPage = (o: {
     <dt>Email</dt><dd>${u.email ?? '—'}</dd>
     <dt>Active</dt><dd>${yesNo(u.active)}</dd>
     <dt>Groups</dt><dd>${u.groups.length ? u.groups.map((g) => html`<code>${g}</code> `) : '—'}</dd>
-    ${u.profileRef ? html`<dt>Profile object</dt><dd><a href="/api/admin/objects/${seg(u.profileRef)}?output=pretty"><code>${u.profileRef}</code></a></dd>` : ''}
+    ${u.profileRef ? html`<dt>Profile object</dt><dd><a href="/admin/objects/${seg(u.profileRef)}"><code>${u.profileRef}</code></a> <a href="/api/admin/objects/${seg(u.profileRef)}?output=pretty" class="hint">(JSON)</a></dd>` : ''}
   </dl>
   <section aria-labelledby="change-user" class="panel">
     <h2 id="change-user">Groups and status</h2>
