@@ -10,11 +10,16 @@ import { PRIVATE_FILE_MODE, tightenMode } from './private-files.ts';
  */
 export type SqliteSynchronous = 'FULL' | 'NORMAL';
 
-/** WAL, the given durability (NORMAL unless told), a busy timeout for other processes' writes, foreign keys. */
+/**
+ * WAL, the given durability (NORMAL unless told), a busy timeout for other processes' writes, foreign keys.
+ * Several processes may share a file: every write transaction is begun IMMEDIATE (a deferred one that
+ * read first fails at once with SQLITE_BUSY when another process wrote meanwhile, without waiting).
+ */
 export const applySqlitePragmas = (db: Database.Database, synchronous: SqliteSynchronous = 'NORMAL'): void => {
+  // The busy timeout first: switching to WAL takes a lock that another process may be holding.
+  db.pragma('busy_timeout = 5000');
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${synchronous}`);
-  db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
 };
 

@@ -111,7 +111,7 @@ export class SqliteReadStore implements ReadStore {
       const all = new Set([...this.declaredOrEmpty(name), ...indexes]);
       this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(name, JSON.stringify([...all]));
       this.indexes.set(name, all);
-    })();
+    }).immediate();
   }
 
   private declaredOrEmpty(name: string): Set<string> {
@@ -196,16 +196,16 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async upsert(collection: string, doc: Doc): Promise<void> {
-    this.db.transaction(() => this.applyOps([{ kind: 'put', collection, doc }], UNBOUNDED))();
+    this.db.transaction(() => this.applyOps([{ kind: 'put', collection, doc }], UNBOUNDED)).immediate();
   }
 
   async delete(collection: string, id: string): Promise<void> {
-    this.db.transaction(() => this.applyOps([{ kind: 'delete', collection, id }], UNBOUNDED))();
+    this.db.transaction(() => this.applyOps([{ kind: 'delete', collection, id }], UNBOUNDED)).immediate();
   }
 
   async bulkWrite(ops: readonly WriteOp[]): Promise<void> {
     this.checkCount(ops);
-    this.db.transaction(() => this.applyOps(ops, this.maxBatch))();
+    this.db.transaction(() => this.applyOps(ops, this.maxBatch)).immediate();
   }
 
   private checkCount(ops: readonly WriteOp[]): void {
@@ -241,7 +241,7 @@ export class SqliteReadStore implements ReadStore {
     this.db.transaction(() => {
       this.db.exec(`DROP TABLE IF EXISTS "${name}"`);
       this.db.prepare('DELETE FROM _collections WHERE name = ?').run(name);
-    })();
+    }).immediate();
     this.forget(name);
   }
 
