@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { projectRoot } from '../config/paths.ts';
 import { ConfigError } from '../config/config.ts';
 import { UnknownCollectionError } from '../queries/reporting-api.ts';
 import { collectionDataCommand, collectionDataHelp } from './commands/collection-data.ts';
@@ -19,7 +22,7 @@ Commands:
   collection-data <name>       a reporting collection's data, now or --at a time, as JSON or CSV
   projector                    run as a projector process (folds projections; /healthz and /status)
 
-"svc <command> --help" describes a command.`;
+"svc <command> --help" describes a command; "svc --version" prints the version.`;
 
 interface Command {
   readonly help: string;
@@ -67,6 +70,11 @@ const COMMANDS: Record<string, Command> = {
 
 const main = async (argv: string[]): Promise<number> => {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-v') {
+    const { version } = JSON.parse(readFileSync(resolve(projectRoot, 'package.json'), 'utf8')) as { version: string };
+    process.stdout.write(`svc ${version}\n`);
+    return 0;
+  }
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${HELP}\n`);
     return name ? 0 : 2;

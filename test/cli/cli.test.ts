@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -48,6 +49,15 @@ test('every command has --help, and a bad command is a usage error', async (ctx)
   const bad = await svcCli(ctx, ['frobnicate']);
   assert.is(bad.code, 2);
   assert.match(bad.stderr, 'Unknown command: frobnicate');
+});
+
+test('--version prints the package version', async (ctx) => {
+  const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+  for (const flag of ['--version', '-v']) {
+    const r = await svcCli(ctx, [flag]);
+    assert.is(r.code, 0, r.stderr);
+    assert.is(r.stdout, `svc ${version}\n`);
+  }
 });
 
 test('projections lists checkpoints, head and lag', async (ctx) => {
