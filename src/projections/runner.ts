@@ -133,7 +133,11 @@ export class ProjectionRunner {
     this.followMs = options.followMs ?? 500;
     this.waitPollMs = options.waitPollMs ?? 20;
     this.maxBatch = options.maxBatch ?? options.reads.maxBatch;
-    this.waiters = new Waiters(() => this.followSoon(this.waitPollMs));
+    // Only waits for projections folded elsewhere need the stored checkpoints read soon: this
+    // runner's own commits wake the others.
+    this.waiters = new Waiters((names) => {
+      if (names.some(this.foldedElsewhere)) this.followSoon(this.waitPollMs);
+    });
     const names = new Set<string>();
     for (const p of options.projectors) {
       if (names.has(p.name)) throw new Error(`Two projectors are named ${p.name}`);
@@ -266,6 +270,11 @@ export class ProjectionRunner {
 
   // ---- following stored checkpoints ---------------------------------------------------------
 
+  private readonly foldedElsewhere = (name: string): boolean => {
+    const run = this.running.get(name);
+    return !run || !run.active;
+  };
+
   /** Reads the stored checkpoints within `delayMs` (sooner than planned, never later). */
   private followSoon(delayMs: number): void {
     if (this.stopping || this.running.size === 0) return;
@@ -280,7 +289,7 @@ export class ProjectionRunner {
         .catch((e: Error) => this.logger.warn({ err: { message: e.message } }, 'could not read projection checkpoints'))
         .finally(() => {
           this.following = undefined;
-          this.followSoon(this.waiters.size > 0 ? this.waitPollMs : this.followMs);
+          this.followSoon(this.waiters.anyWaitingFor(this.foldedElsewhere) ? this.waitPollMs : this.followMs);
         });
     }, delayMs);
     this.followTimer.unref();

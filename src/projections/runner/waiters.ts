@@ -13,19 +13,29 @@ export class ProjectionTimeoutError extends Error {
  * satisfied or its time is up.
  */
 export class Waiters {
-  private readonly waiting = new Set<() => void>();
+  /** Each waiter's check, with the projections it waits for. */
+  private readonly waiting = new Map<() => void, readonly string[]>();
 
-  /** `onWait`: told whenever a caller starts waiting (a runner that follows stored checkpoints looks sooner). */
-  constructor(private readonly onWait?: () => void) {}
+  /**
+   * `onWait`: told whenever a caller starts waiting, with the projections it waits for (a runner
+   * that follows stored checkpoints looks sooner).
+   */
+  constructor(private readonly onWait?: (names: readonly string[]) => void) {}
 
   /** Callers waiting now. */
   get size(): number {
     return this.waiting.size;
   }
 
+  /** Whether some caller waits for a projection `matches` picks. */
+  anyWaitingFor(matches: (name: string) => boolean): boolean {
+    for (const names of this.waiting.values()) if (names.some(matches)) return true;
+    return false;
+  }
+
   /** After every commit. */
   wake(): void {
-    for (const check of this.waiting) check();
+    for (const check of this.waiting.keys()) check();
   }
 
   /**
@@ -50,8 +60,8 @@ export class Waiters {
         done();
         reject(new ProjectionTimeoutError(position, behind()));
       }, timeoutMs);
-      this.waiting.add(check);
-      this.onWait?.();
+      this.waiting.set(check, names);
+      this.onWait?.(names);
     });
   }
 }
