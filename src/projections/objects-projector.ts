@@ -21,6 +21,15 @@ const behaviourOf = (attributes: StoreObject['attributes']): string | null => {
   return v?.type === 'configuration-name' ? v.value : null;
 };
 
+/** An object's read-model document: the object and the fields derived from its attributes. */
+export const objectDoc = (o: StoreObject): ObjectDoc => ({ ...o, id: o.ref, ...derivedFields(o.attributes) });
+
+const derivedFields = (attributes: StoreObject['attributes']) => ({
+  title: titleOf(attributes),
+  titles: (attributes[TITLE] ?? []).map(valueText),
+  behaviour: behaviourOf(attributes),
+});
+
 const hasLink = (values: readonly { type: string }[] | undefined) => values?.some((v) => v.type === 'link') ?? false;
 
 /** Whether a change can alter the object's link documents (its type is copied into each). */
@@ -47,11 +56,7 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
     const derived =
       before && !(TITLE in changed) && !(BEHAVIOUR in changed)
         ? { title: before.title, titles: before.titles, behaviour: before.behaviour }
-        : {
-            title: titleOf(after.attributes),
-            titles: (after.attributes[TITLE] ?? []).map(valueText),
-            behaviour: behaviourOf(after.attributes),
-          };
+        : derivedFields(after.attributes);
     docs.put(OBJECTS, { ...after, id: after.ref, ...derived });
     if (before && !touchesLinks(before, after, changed)) return;
     // Only the links that differ are written.

@@ -2,10 +2,8 @@ import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import type { EventDecoder } from '../events/decode.ts';
 import { objectStream, type ObjectEvent } from '../domain/objects/events.ts';
 import { evolveObject, type StoreObject } from '../domain/objects/object.ts';
-import { BEHAVIOUR, TITLE } from '../domain/schema.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
-import type { ObjectDoc } from '../projections/read-models.ts';
-import { titleOf, valueText } from '../projections/readable.ts';
+import { objectDoc } from '../projections/objects-projector.ts';
 import { ObjectQueryError, parseSources, readableObject, serialiseMany, type ObjectQueryDeps } from './object-api.ts';
 
 /** The Object API's reads plus the log, which answers for the past. */
@@ -21,18 +19,6 @@ const objectEvents = async (deps: ObjectHistoryDeps, ref: string): Promise<{ rec
   const out: { recorded: RecordedEvent; event: ObjectEvent }[] = [];
   for await (const recorded of deps.events.readStream(objectStream(ref))) out.push({ recorded, event: deps.decode<ObjectEvent>(recorded) });
   return out;
-};
-
-/** The read-model document of a replayed object, with the derived fields the objects projector computes. */
-const docOf = (o: StoreObject): ObjectDoc => {
-  const behaviour = o.attributes[BEHAVIOUR]?.[0];
-  return {
-    ...o,
-    id: o.ref,
-    title: titleOf(o.attributes),
-    titles: (o.attributes[TITLE] ?? []).map(valueText),
-    behaviour: behaviour?.type === 'configuration-name' ? behaviour.value : null,
-  };
 };
 
 /**
@@ -52,7 +38,7 @@ export const getObjectAt = async (deps: ObjectHistoryDeps, ref: string, sourcesP
   let state: StoreObject | null = null;
   for (const { recorded, event } of events.slice(0, last + 1)) state = evolveObject(state, event, recorded.recordedAt);
   if (!state || !canRead(access, state.labels)) throw noSuchObject(ref);
-  const [object] = await serialiseMany(deps, [docOf(state)], sources, access);
+  const [object] = await serialiseMany(deps, [objectDoc(state)], sources, access);
   return object!;
 };
 
