@@ -44,7 +44,8 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
   name: 'objects',
   collections: [
     { name: OBJECTS, indexes: ['objectType', 'title', 'creationDate', 'behaviour'] },
-    { name: OBJECT_LINKS, indexes: ['to', 'from', 'attribute', 'fromCreated'] },
+    // A parent's links through one attribute, oldest first (push-data's dependents, the Object API's linked): ids break ties.
+    { name: OBJECT_LINKS, indexes: ['to', 'from', 'attribute', 'fromCreated'], compoundIndexes: [['to', 'attribute', 'fromCreated', 'id']] },
   ],
   handles: OBJECT_EVENT_TYPES,
   async apply(recorded: RecordedEvent, docs: DocAccess) {

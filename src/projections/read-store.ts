@@ -13,6 +13,12 @@ export interface CollectionSpec {
   readonly name: string;
   /** Fields (dotted paths allowed) that `find` may filter and sort by. */
   readonly indexes?: readonly string[];
+  /**
+   * Indexes on several fields (each declared in `indexes`), for a query that tests the first ones
+   * for equality and sorts by the next: with one index per field an engine picks one of them and
+   * scans or sorts what it matches (a parent's links by attribute matched half the links table).
+   */
+  readonly compoundIndexes?: readonly (readonly string[])[];
 }
 
 export type Scalar = string | number | boolean | null;

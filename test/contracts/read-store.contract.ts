@@ -83,6 +83,23 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     assert.equal(r.map((d) => d.name), ['Dev', 'Cleo']);
   });
 
+  test('a compound index: equality on its first fields, sorted by the next, ties by id; declaring it again is idempotent', async (ctx) => {
+    const spec = { name: 'links', indexes: ['to', 'attribute', 'created'], compoundIndexes: [['to', 'attribute', 'created', 'id']] };
+    await ctx.fx.store.ensureCollection(spec);
+    await ctx.fx.store.ensureCollection(spec);
+    await ctx.fx.store.bulkWrite(
+      [
+        { id: 'c', to: 'p', attribute: 'a', created: 2 },
+        { id: 'b', to: 'p', attribute: 'a', created: 1 },
+        { id: 'a', to: 'p', attribute: 'a', created: 2 },
+        { id: 'd', to: 'p', attribute: 'b', created: 0 },
+        { id: 'e', to: 'q', attribute: 'a', created: 0 },
+      ].map((doc) => ({ kind: 'put', collection: 'links', doc })),
+    );
+    const r = await ctx.fx.store.find('links', { where: { to: 'p', attribute: 'a' }, sort: [['created', 'asc']] });
+    assert.equal(r.map((d) => d.id), ['b', 'a', 'c']);
+  });
+
   test('find refuses fields that are not declared indexes', async (ctx) => {
     await rejects(ctx.fx.store.find('people', { where: { shoeSize: 9 } }), UnknownFieldError);
     await rejects(ctx.fx.store.find('people', { sort: [['shoeSize', 'asc']] }), UnknownFieldError);

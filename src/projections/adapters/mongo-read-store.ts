@@ -124,7 +124,10 @@ export class MongoReadStore implements ReadStore {
     } catch (err) {
       if (!hasCode(err, NAMESPACE_EXISTS)) throw err;
     }
-    if (keys.length > 0) await this.coll(name).createIndexes(keys.map((key) => ({ key: { [key]: 1 } })));
+    // Compound keys in the order given: equality fields first, then the sort field (MongoDB's ESR rule).
+    const compound = (spec.compoundIndexes ?? []).map((fields) => Object.fromEntries(fields.map((f) => [mongoField(f), 1] as const)));
+    const all = [...keys.map((key) => ({ key: { [key]: 1 } })), ...compound.map((key) => ({ key }))];
+    if (all.length > 0) await this.coll(name).createIndexes(all);
     await this.meta.updateOne({ _id: name }, { $addToSet: { indexes: { $each: indexes } } }, { upsert: true });
     this.declared.delete(name);
   }

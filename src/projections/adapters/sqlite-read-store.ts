@@ -25,6 +25,13 @@ import { SqliteLeases } from './sqlite-leases.ts';
 
 const column = (field: string) => (field === 'id' ? 'id' : `"f_${field.replaceAll('.', '__')}"`);
 const indexName = (table: string, field: string) => `"ix_${table}__${field.replaceAll('.', '__')}"`;
+/**
+ * A compound index is kept in `_collections` beside the declared fields as its fields joined by
+ * `+` (never part of a field path, so never taken for a field a query may name).
+ */
+const COMPOUND = '+';
+const indexSql = (table: string, entry: string) =>
+  `CREATE INDEX IF NOT EXISTS ${indexName(table, entry)} ON "${table}" (${entry.split(COMPOUND).map(column).join(', ')})`;
 const sqlValue = (v: unknown) => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
 
 const checkName = (name: string) => {
@@ -92,9 +99,14 @@ export class SqliteReadStore implements ReadStore {
     this.ensureSync(spec);
   }
 
-  private ensureSync({ name, indexes = [] }: CollectionSpec): void {
+  private ensureSync({ name, indexes = [], compoundIndexes = [] }: CollectionSpec): void {
     checkName(name);
     for (const f of indexes) if (!FIELD_PATH.test(f)) throw new Error(`Invalid field path: ${f}`);
+    for (const fields of compoundIndexes) {
+      const missing = fields.find((f) => f !== 'id' && !indexes.includes(f));
+      if (missing !== undefined || fields.length < 2) throw new Error(`Invalid compound index on ${name}: ${fields.join(', ')} (two or more fields, each declared in indexes)`);
+    }
+    const compound = compoundIndexes.map((fields) => fields.join(COMPOUND));
     this.db.transaction(() => {
       this.db.exec(`CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
       const existing = new Set(
@@ -108,7 +120,8 @@ export class SqliteReadStore implements ReadStore {
         }
         this.db.exec(`CREATE INDEX IF NOT EXISTS ${indexName(name, field)} ON "${name}" (${col})`);
       }
-      const all = new Set([...this.declaredOrEmpty(name), ...indexes]);
+      for (const entry of compound) this.db.exec(indexSql(name, entry));
+      const all = new Set([...this.declaredOrEmpty(name), ...indexes, ...compound]);
       this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(name, JSON.stringify([...all]));
       this.indexes.set(name, all);
     }).immediate();
@@ -317,7 +330,7 @@ export class SqliteReadStore implements ReadStore {
     for (const field of fields) {
       if (field === 'id') continue;
       this.db.exec(`DROP INDEX IF EXISTS ${indexName(from, field)}`);
-      this.db.exec(`CREATE INDEX IF NOT EXISTS ${indexName(to, field)} ON "${to}" (${column(field)})`);
+      this.db.exec(indexSql(to, field));
     }
     this.db.prepare('DELETE FROM _collections WHERE name = ?').run(from);
     this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(to, JSON.stringify([...fields]));

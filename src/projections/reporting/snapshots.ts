@@ -28,7 +28,7 @@ type SnapshotMeta = {
 };
 type SnapshotChunk = { readonly id: string; readonly entries: readonly Entry[] };
 
-export const snapshotSpec = { name: SNAPSHOTS, indexes: ['collection', 'recordedAt', 'position'] };
+export const snapshotSpec = { name: SNAPSHOTS, indexes: ['collection', 'recordedAt', 'position'], compoundIndexes: [['collection', 'recordedAt', 'position']] };
 
 /** The newest snapshot of a fold taken at or before `at` (or the newest of all). */
 export const latestSnapshot = async (reads: ReadStore, fold: string, at?: Date): Promise<SnapshotMeta | null> => {
