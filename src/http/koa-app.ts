@@ -16,7 +16,9 @@ import { logRequests } from './middleware/log-requests.ts';
 import { requestId } from './middleware/request-id.ts';
 import { unmatched } from './middleware/unmatched.ts';
 import { adminProjectionRoutes } from './routes/admin-projections.ts';
-import { healthRoutes } from './routes/health.ts';
+import { healthRoutes, type HealthDeps } from './routes/health.ts';
+import { requestMetrics } from './middleware/metrics.ts';
+import { metricsRoutes, type HttpMetrics } from './routes/metrics.ts';
 import type { AppState } from './state.ts';
 import type { CommandDeps } from '../commands/context.ts';
 import type { EventDecoder } from '../events/decode.ts';
@@ -41,6 +43,7 @@ import type { BlobStore } from '../blobs/blob-store.ts';
 import type { DownloadSigner } from '../blobs/signed-urls.ts';
 import { adminFileRoutes } from './routes/admin-files.ts';
 import { fileApiRoutes } from './routes/file-api.ts';
+import { openApiRoutes } from './routes/openapi.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -65,6 +68,10 @@ export interface AppDeps {
   readonly reporting: ReportingDeps;
   readonly blobs: BlobStore;
   readonly signer: DownloadSigner;
+  /** The service's registry (served at /metrics, behind `token` when set) and its request histogram. */
+  readonly metrics: HttpMetrics;
+  /** What /readyz checks. */
+  readonly readiness: HealthDeps['readiness'];
 }
 
 // Case-insensitive, as @koa/router matches routes: `/API/ADMIN/...` reaches the admin routers too,
@@ -87,8 +94,27 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
   });
 
   const admin = adminAuth(deps.adminToken, { sessions: deps.sessions, throttle: deps.throttles.admin });
-  const throttle = deps.throttles.apiKeys;
   const adminBody = jsonBody(deps.config.bodyLimitBytes);
+
+  // First: it times the whole answer and sees the status handleErrors gave it.
+  app.use(requestMetrics(deps.metrics.requests));
+  app.use(clientAddress(deps.config.trustProxy));
+  app.use(requestId(deps.logger));
+  app.use(logRequests());
+  app.use(jsonOutput());
+  app.use(handleErrors());
+  app.use(unmatched());
+  app.use((ctx, next) => (isAdminPath(ctx.path) ? admin(ctx, () => (isRawBodyPath(ctx.path) ? next() : adminBody(ctx, next))) : next()));
+  app.use(dispatchByPrefix(routerFamilies(deps)));
+  return app;
+};
+
+/**
+ * Every router the app mounts, by API family. Exported so that the OpenAPI test can walk the real
+ * routes (a route missing from /openapi.json fails it).
+ */
+export const routerFamilies = (deps: AppDeps): RouterFamily[] => {
+  const throttle = deps.throttles.apiKeys;
   const commands: CommandDeps = {
     events: deps.events,
     reads: deps.reads,
@@ -104,7 +130,9 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
   const principals = deps.principals;
   const queries: ObjectQueryDeps = { reads: deps.reads, schema: deps.schema, baseUrl: deps.config.baseUrl, ...deps.objectCaches };
   const families: RouterFamily[] = [
-    { prefix: /^\/healthz/i, routers: [healthRoutes(deps.runner)] },
+    { prefix: /^\/(?:healthz|readyz)/i, routers: [healthRoutes({ runner: deps.runner, readiness: deps.readiness })] },
+    { prefix: /^\/metrics/i, routers: [metricsRoutes(deps.metrics)] },
+    { prefix: /^\/openapi\.json/i, routers: [openApiRoutes()] },
     {
       prefix: /^\/api\/admin/i,
       routers: [
@@ -127,14 +155,5 @@ export const createApp = (deps: AppDeps): Koa<AppState> => {
       ],
     },
   ] as unknown as RouterFamily[];
-
-  app.use(clientAddress(deps.config.trustProxy));
-  app.use(requestId(deps.logger));
-  app.use(logRequests());
-  app.use(jsonOutput());
-  app.use(handleErrors());
-  app.use(unmatched());
-  app.use((ctx, next) => (isAdminPath(ctx.path) ? admin(ctx, () => (isRawBodyPath(ctx.path) ? next() : adminBody(ctx, next))) : next()));
-  app.use(dispatchByPrefix(families));
-  return app;
+  return families;
 };

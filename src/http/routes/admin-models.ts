@@ -9,6 +9,9 @@ import { decodeBody, optionalProps } from '../validate.ts';
 
 const Generate = optionalProps('GenerateControlFile', { model: t.string, include: t.array(optionalProps('Include', { destination: t.string, name: t.string }, { multivalue: t.boolean })) }, {});
 
+/** The request bodies' codecs, for the OpenAPI document. */
+export const adminModelBodies = { Generate };
+
 /** Model explorer, filter list and the control-file generator: `/api/admin/models`, `/api/admin/control-files/generate`. */
 export const adminModelRoutes = (models: Models) => {
   const router = new Router<AppState>({ prefix: '/api/admin' });

@@ -30,6 +30,9 @@ const CreateWorkflow = optionalProps('CreateWorkflow', { workType: t.string, sta
 });
 const Transition = optionalProps('Transition', { state: t.string }, { closed: t.boolean });
 
+/** The request bodies' codecs, for the OpenAPI document. */
+export const adminObjectBodies = { CreateObject, PatchObject, CreateWorkflow, Transition };
+
 const ALL_ACCESS = { all: true, labels: new Set<string>() };
 
 /** Store objects and their workflows: `/api/admin/objects`, `/api/admin/workflows`. */

@@ -11,6 +11,9 @@ const Response = t.keyof({ JSON: null, XML: null });
 const Define = optionalProps('DefineRestApi', { url: t.string, description: t.string, controlFile: t.unknown }, { enabled: t.boolean, response: Response });
 const Change = optionalProps('ChangeRestApi', {}, { url: t.string, description: t.string, enabled: t.boolean, response: Response, controlFile: t.unknown });
 
+/** The request bodies' codecs, for the OpenAPI document. */
+export const adminRestApiBodies = { Define, Change };
+
 /** Push-data API definitions and their keys: `/api/admin/rest-apis`. */
 export const adminRestApiRoutes = (deps: CommandDeps, validate: ControlValidator) => {
   const router = new Router<AppState>({ prefix: '/api/admin/rest-apis' });

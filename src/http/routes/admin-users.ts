@@ -20,6 +20,9 @@ const ChangeUser = optionalProps('ChangeUser', {}, { email: t.string, active: t.
 const IssueKey = optionalProps('IssueApiKey', {}, { name: t.string, path: t.string });
 const CreateGroup = optionalProps('CreateGroup', { code: t.string, title: t.string }, { readLabels: t.array(t.string), readAll: t.boolean });
 
+/** The request bodies' codecs, for the OpenAPI document. */
+export const adminUserBodies = { CreateUser, ChangeUser, IssueKey, CreateGroup };
+
 const publicKey = ({ hash: _hash, lookup: _lookup, ...rest }: ApiKeyDoc) => rest;
 
 /** Users, groups and API keys for read clients: `/api/admin/users`, `/groups`, `/api-keys`. */

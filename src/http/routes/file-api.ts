@@ -50,6 +50,9 @@ const fileSizeParam = (raw: string | string[] | undefined): number | undefined =
 
 const ChangeTags = optionalProps('ChangeTags', { tags: t.record(t.string, t.union([t.string, t.null])) }, {});
 
+/** The request bodies' codecs, for the OpenAPI document. */
+export const fileApiBodies = { ChangeTags };
+
 /**
  * File API v0. `GET /api/v0-file/metadata/<digest>[?fileSize=]` and `GET|POST /api/v0-file/tags/<digest>[?fileSize=]`
  * need an API key, as the other read APIs; `GET /api/v0-file/download/<digest>/<size>/<filename>?e=&s=`
