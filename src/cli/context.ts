@@ -2,8 +2,9 @@ import { loadAppModel, type AppModel } from '../app/app-model.ts';
 import { loadConfig, type Config } from '../config/config.ts';
 import { openEngines, type Engines } from '../app/engines.ts';
 import type { Projector } from '../projections/projector.ts';
-import { rebuildCheckpoint } from '../projections/rebuild.ts';
+import { rebuildsSpec } from '../projections/rebuild.ts';
 import type { ReportingDeps } from '../queries/reporting-api.ts';
+import { storedProjectionStatus } from './projection-status.ts';
 import { snapshotSpec, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 
 /** The configured engines and domain, as the service would open them, for one CLI command. */
@@ -25,6 +26,7 @@ export const openCli = async (): Promise<CliContext> => {
   const engines = await openEngines(config);
   const parsedSnapshots: ParsedSnapshots = new Map();
   await engines.reads.ensureCollection(snapshotSpec);
+  await engines.reads.ensureCollection(rebuildsSpec);
   for (const p of model.projectors) for (const spec of p.collections) await engines.reads.ensureCollection(spec);
   const projector = (name: string) => {
     const p = model.projectors.find((x) => x.name === name || x.name === `collection:${name}`);
@@ -45,14 +47,7 @@ export const openCli = async (): Promise<CliContext> => {
       folds: model.folds,
       parsedSnapshots,
       clock: Date.now,
-      statusOf: async (name) => {
-        const [checkpoint, head, rebuilding] = await Promise.all([
-          engines.reads.getCheckpoint(name),
-          engines.events.headPosition(),
-          engines.reads.getCheckpoint(rebuildCheckpoint(name)),
-        ]);
-        return { state: rebuilding ? 'rebuilding' : 'live', lag: Math.max(0, head - (checkpoint?.position ?? 0)) };
-      },
+      statusOf: async (name) => (await storedProjectionStatus(engines.events, engines.reads, model.projectors.filter((p) => p.name === name)))[0],
     }),
     close: () => engines.close(),
   };

@@ -63,11 +63,15 @@ test('--version prints the package version', async (ctx) => {
 test('projections lists checkpoints, head and lag', async (ctx) => {
   const r = await svcCli(ctx, ['projections', '--json']);
   assert.is(r.code, 0, r.stderr);
-  const rows = JSON.parse(r.stdout) as { name: string; checkpoint: number; head: number; lag: number; status: string }[];
+  const rows = JSON.parse(r.stdout) as { name: string; checkpoint: number; head: number; lag: number; state: string }[];
   const objects = rows.find((x) => x.name === 'objects')!;
   assert.is(objects.lag, 0);
-  assert.is(objects.status, 'current');
+  assert.is(objects.state, 'live');
   assert.ok(objects.head > 0);
+  const table = await svcCli(ctx, ['projections']);
+  assert.is(table.code, 0, table.stderr);
+  assert.match(table.stdout, /^projection +state +checkpoint +head +lag +folded by\n/);
+  assert.match(table.stdout, /\nobjects +live +\d+ +\d+ +0 +\S+/);
 });
 
 test('collection-data prints JSON and CSV', async (ctx) => {

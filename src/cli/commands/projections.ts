@@ -1,29 +1,24 @@
-import { rebuildCheckpoint } from '../../projections/rebuild.ts';
 import type { CliContext } from '../context.ts';
+import { storedProjectionStatus } from '../projection-status.ts';
 
 export const projectionsHelp = `svc projections [--json]
 
-Lists every projection (read model) with its checkpoint, the head of the event log, the lag
-between them and its status: current, behind, or rebuilding (a rebuild is running or was
-interrupted; run "svc rebuild <name>" to resume it).`;
+Lists every projection (read model) with its state, checkpoint, the head of the event log, the lag
+between them and the process folding it, as GET /api/admin/projections reports them (--json prints
+the same objects). States: live, catching-up, or rebuilding (a rebuild is running or was
+interrupted; run "svc rebuild <name>" to resume it). Events a projection does not fold count as
+folded: an idle projection shows lag 0 here as in the admin API.`;
 
 export const projections = async (cli: CliContext, flags: { json?: boolean }): Promise<number> => {
-  const head = await cli.engines.events.headPosition();
-  const rows = await Promise.all(
-    cli.projectors.map(async (p) => {
-      const checkpoint = (await cli.engines.reads.getCheckpoint(p.name))?.position ?? 0;
-      const rebuilding = (await cli.engines.reads.getCheckpoint(rebuildCheckpoint(p.name))) !== null;
-      const lag = Math.max(0, head - checkpoint);
-      return { name: p.name, checkpoint, head, lag, status: rebuilding ? 'rebuilding' : lag === 0 ? 'current' : 'behind' };
-    }),
-  );
+  const rows = await storedProjectionStatus(cli.engines.events, cli.engines.reads, cli.projectors);
   if (flags.json) {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return 0;
   }
-  const header = ['projection', 'checkpoint', 'head', 'lag', 'status'];
-  const table = [header, ...rows.map((r) => [r.name, String(r.checkpoint), String(r.head), String(r.lag), r.status])];
+  const header = ['projection', 'state', 'checkpoint', 'head', 'lag', 'folded by'];
+  const table = [header, ...rows.map((r) => [r.name, r.state, String(r.checkpoint), String(r.head), String(r.lag), r.lease?.owner ?? 'nobody'])];
   const widths = header.map((_, i) => Math.max(...table.map((r) => r[i]!.length)));
-  for (const r of table) process.stdout.write(`${r.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')}\n`);
+  const numeric = (i: number) => i >= 2 && i <= 4;
+  for (const r of table) process.stdout.write(`${r.map((c, i) => (numeric(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd()}\n`);
   return 0;
 };
