@@ -3,6 +3,21 @@ import { error } from '../answers.ts';
 import { OPENAPI_METHODS, type Operation } from '../operation.ts';
 import { PushResultBody } from '../shapes.ts';
 
+const Check = t.union([t.type({ ok: t.literal(true) }), t.type({ ok: t.literal(false), error: t.keyof({ timeout: null, error: null, 'not checked': null }) })]);
+const Readiness = (status: 'ready' | 'not-ready') =>
+  t.type({
+    status: t.literal(status),
+    failed: t.readonlyArray(t.keyof({ eventStore: null, readStore: null, projections: null })),
+    checks: t.type({
+      eventStore: Check,
+      readStore: Check,
+      projections: t.intersection([
+        t.type({ ok: t.boolean, maxLag: t.number }),
+        t.partial({ error: t.keyof({ timeout: null, error: null, 'not checked': null }), behind: t.readonlyArray(t.type({ name: t.string, state: t.string, lag: t.number })) }),
+      ]),
+    }),
+  });
+
 const PUSH_XML = { contentType: 'application/xml', schema: { type: 'string', description: 'The same result as <response result= applied= failures= errorCount=> with <errors> and <actions>' } };
 const push = (description: string) => ({ description, ref: 'PushResult', alsoAs: [PUSH_XML] });
 
@@ -46,16 +61,37 @@ export const serviceOperations: readonly Operation[] = [
     path: '/healthz',
     tag: 'service',
     access: 'public',
-    summary: 'Health: every projection\'s state and lag',
+    summary: 'Liveness: 200 whenever the process answers, with the projections\' state and lag when their status comes in time',
     responses: {
       200: {
-        description: 'Every projection runs',
-        codec: t.type({ status: t.literal('ok'), projections: t.readonlyArray(t.type({ name: t.string, state: t.string, lag: t.number })) }),
+        description: 'Alive',
+        codec: t.intersection([
+          t.type({ status: t.literal('ok'), projections: t.readonlyArray(t.type({ name: t.string, state: t.string, lag: t.number })) }),
+          t.partial({ projectionsUnknown: t.literal(true) }),
+        ]),
       },
-      503: {
-        description: 'A projection has failed',
-        codec: t.type({ status: t.literal('degraded'), projections: t.readonlyArray(t.type({ name: t.string, state: t.string, lag: t.number })) }),
-      },
+    },
+  },
+  {
+    method: 'get',
+    path: '/readyz',
+    tag: 'service',
+    access: 'public',
+    summary: 'Readiness for load balancers: the engines answer and every projection is live within the configured lag',
+    responses: {
+      200: { description: 'Ready', codec: Readiness('ready') },
+      503: { description: 'Not ready: `failed` names the checks that failed', codec: Readiness('not-ready') },
+    },
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    tag: 'service',
+    access: 'public',
+    summary: 'Prometheus metrics in the text exposition format (with SVC_METRICS_TOKEN set, only for Authorization: Bearer <token>)',
+    responses: {
+      200: { description: 'The metrics', contentType: 'text/plain', schema: { type: 'string' } },
+      401: error('SVC_METRICS_TOKEN is set and the request did not send it', { 'WWW-Authenticate': 'Bearer realm="svc metrics"' }),
     },
   },
   {
