@@ -2,8 +2,5 @@
 import { REST_APIS, type RestApiDoc } from '../projections/read-models.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 
-/** Every definition, by URL. */
-export const listRestApis = (reads: ReadStore): Promise<RestApiDoc[]> => reads.find<RestApiDoc>(REST_APIS, { sort: [['id', 'asc']] });
-
 /** One definition, or null when there is none at that URL. */
 export const findRestApi = (reads: ReadStore, url: string): Promise<RestApiDoc | null> => reads.get<RestApiDoc>(REST_APIS, url);

@@ -4,18 +4,11 @@ import type { ReadStore } from '../projections/read-store.ts';
 
 const newestFirst = (a: ApiKeyDoc, b: ApiKeyDoc) => b.createdAt.localeCompare(a.createdAt);
 
-/** Every user, by username. */
-export const listUsers = (reads: ReadStore): Promise<UserDoc[]> => reads.find<UserDoc>(USERS, { sort: [['id', 'asc']] });
-
 /** One user, or null when there is none of that name. */
 export const findUser = (reads: ReadStore, username: string): Promise<UserDoc | null> => reads.get<UserDoc>(USERS, username);
 
 /** Every group, by code. */
 export const listGroups = (reads: ReadStore): Promise<GroupDoc[]> => reads.find<GroupDoc>(GROUPS, { sort: [['id', 'asc']] });
-
-/** Every API key: by username, each user's newest first. */
-export const listApiKeys = async (reads: ReadStore): Promise<ApiKeyDoc[]> =>
-  (await reads.find<ApiKeyDoc>(API_KEYS, { sort: [['username', 'asc']] })).sort((a, b) => a.username.localeCompare(b.username) || newestFirst(a, b));
 
 /** A user's API keys, newest first; only those for exactly `path` when it is given. */
 export const apiKeysOf = async (reads: ReadStore, username: string, path?: string): Promise<ApiKeyDoc[]> => {

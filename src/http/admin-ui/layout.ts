@@ -2,7 +2,7 @@
 import { html, join, type Fragment, type Html } from './html.ts';
 import type { Flash } from './sessions.ts';
 
-export type Section = 'rest-apis' | 'generate' | 'models' | 'users' | 'groups' | 'api-keys' | 'projections' | 'none';
+export type Section = 'rest-apis' | 'generate' | 'models' | 'users' | 'groups' | 'api-keys' | 'objects' | 'files' | 'events' | 'projections' | 'none';
 
 export interface PageOptions {
   readonly title: string;
@@ -22,6 +22,9 @@ const NAV: readonly (readonly [Section, string, string])[] = [
   ['users', '/admin/users', 'Users'],
   ['groups', '/admin/groups', 'Groups'],
   ['api-keys', '/admin/api-keys', 'API keys'],
+  ['objects', '/admin/objects', 'Objects'],
+  ['files', '/admin/files', 'Files'],
+  ['events', '/admin/events', 'Events'],
   ['projections', '/admin/projections', 'Projections'],
 ];
 

@@ -4,6 +4,7 @@
  * page family's routes registered by its own module in routes/.
  */
 import Router from '@koa/router';
+import type { DownloadSigner } from '../../blobs/signed-urls.ts';
 import type { CommandDeps } from '../../commands/context.ts';
 import { controlValidator } from '../../commands/push-data/control-validator.ts';
 import type { Config } from '../../config/config.ts';
@@ -14,6 +15,8 @@ import type { AppState } from '../state.ts';
 import type { FailureThrottle } from '../throttle.ts';
 import { pageGuard } from './guard.ts';
 import { apiKeyPages } from './routes/api-keys.ts';
+import { eventPages } from './routes/events.ts';
+import { filePages } from './routes/files.ts';
 import { generalPages, notFoundPages } from './routes/general.ts';
 import { modelPages } from './routes/models.ts';
 import { objectPages } from './routes/objects.ts';
@@ -32,6 +35,8 @@ export interface AdminUiDeps {
   readonly runner: ProjectionRunner;
   /** The Object API's reads and the log, for the object page and its history. */
   readonly objects: ObjectHistoryDeps;
+  /** Signs the download links of the file pages. */
+  readonly signer: DownloadSigner;
   /** The admin sessions; give the admin API's authentication (`adminAuth`) the same store so it accepts them too. */
   readonly sessions: SessionStore;
   /** Failed sign-ins per client address (shared with the admin API's Bearer tokens). */
@@ -54,6 +59,8 @@ export const adminUiRoutes = (deps: AdminUiDeps) => {
   groupPages(router, page, commands);
   projectionPages(router, page, runner);
   objectPages(router, page, deps.objects);
+  filePages(router, page, { reads: commands.reads, signer: deps.signer });
+  eventPages(router, page, commands.events);
   notFoundPages(router, page);
   return router;
 };

@@ -519,8 +519,10 @@ forms('create a key from the details page: shown once, works for that API only; 
   assert.match(after.text, 'Revoked');
   const refused = await push(svc, 'keyed', key, { title: 'After revoke' });
   assert.is(refused.status, 403);
+  // The list page stays short: it links to the service user's keys, listed (and searched) on the API keys page.
   const list = await client.get('/admin/rest-apis');
-  assert.match(list.text, 'REST API: Keyed', 'push-data keys are listed on the list page');
+  assert.match(list.text, 'href="/admin/api-keys?q=svc-data-import-api"');
+  assert.match((await client.get('/admin/api-keys?q=svc-data-import-api')).text, 'REST API: Keyed', 'push-data keys are listed under the service user');
 });
 
 forms('revoke goes back only to admin pages; an unknown key is reported in words', async ({ client, token }) => {

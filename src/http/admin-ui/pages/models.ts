@@ -3,16 +3,19 @@ import type { ModelDescription } from '../../../commands/push-data/generate-cont
 import type { ModelDef } from '../../../domain/model.ts';
 import { html, seg, type Html } from '../html.ts';
 import { badge, breadcrumbs, csrfField, pageHeading, problemBox, type Problem } from '../layout.ts';
+import { emptyList, numberedPager, scrollBox, searchForm } from './lists.ts';
 
 const yes = (b: boolean) => (b ? html`<span aria-label="yes">✓</span>` : html`<span class="visually-hidden">no</span>`);
 
-export const modelList = (models: readonly ModelDef[]): Html => html`
+export const modelList = (o: { models: readonly ModelDef[]; total: number; q: string; page: number; size: number }): Html => html`
   ${pageHeading('Models')}
   <p class="lead">Data-import models: the destinations a control file can write to, and their names.</p>
-  <table class="data">
+  ${searchForm({ action: '/admin/models', label: 'Search models', fields: [{ name: 'q', label: 'Name or title contains', value: o.q }] })}
+  ${numberedPager({ path: '/admin/models', search: { q: o.q }, page: o.page, size: o.size, total: o.total, shown: o.models.length, noun: 'models' })}
+  ${o.models.length === 0 ? emptyList(o.q !== '', 'No models.') : scrollBox(html`<table class="data">
     <caption class="visually-hidden">Models</caption>
     <thead><tr><th scope="col">Model</th><th scope="col">Title</th><th scope="col">Description</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-    <tbody>${models.map(
+    <tbody>${o.models.map(
       (m) => html`<tr>
         <th scope="row"><a href="/admin/models/${seg(m.name)}"><code>${m.name}</code></a></th>
         <td>${m.title}</td>
@@ -20,7 +23,7 @@ export const modelList = (models: readonly ModelDef[]): Html => html`
         <td><a href="/admin/control-files/generate?model=${seg(m.name)}" aria-label="Generate a control file for ${m.name}">Generate control file</a></td>
       </tr>`,
     )}</tbody>
-  </table>
+  </table>`, 'Models')}
 `;
 
 export const destinationBadges = (d: ModelDescription['destinations'][number]): Html =>

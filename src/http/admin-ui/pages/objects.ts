@@ -1,6 +1,9 @@
 /** One store object: its properties and attributes (now or as at a past time) and its history. */
 import { html, seg, type Fragment, type Html } from '../html.ts';
-import { breadcrumbs, pageHeading, when } from '../layout.ts';
+import type { ObjectDoc } from '../../../projections/read-models.ts';
+import type { ListPage } from '../../../queries/admin-lists.ts';
+import { badge, breadcrumbs, pageHeading, when } from '../layout.ts';
+import { emptyList, hrefOf, pager, scrollBox, searchForm } from './lists.ts';
 
 /** The `svc:object:0` serialisation, as far as this page reads it. */
 export interface ShownObject {
@@ -27,6 +30,45 @@ export interface ShownVersion {
 }
 
 export const objectPath = (ref: string): string => `/admin/objects/${seg(ref)}`;
+/** The event-log view of one stream. */
+export const streamPath = (stream: string): string => hrefOf('/admin/events', { stream });
+
+/** The object browser: search by title (prefix) and type, each result linking to its object's page. */
+export const objectList = (o: { page: ListPage<ObjectDoc>; q: string; type: string; types: readonly (readonly [string, string])[] }): Html => {
+  const typeName = new Map(o.types);
+  return html`
+  ${pageHeading('Objects')}
+  <p class="lead">Every store object, whatever its labels, by title. Open one to see its attributes, its history and its events.</p>
+  ${searchForm({
+    action: '/admin/objects',
+    label: 'Search objects',
+    fields: [
+      { name: 'q', label: 'Title starts with', value: o.q },
+      { name: 'type', label: 'Type', value: o.type, options: [['', 'Any type'], ...o.types.map(([code, name]) => [code, `${name} (${code})`] as const)] },
+    ],
+    hint: 'The start of the title, as it is written (capitals count).',
+  })}
+  ${pager({ path: '/admin/objects', search: { q: o.q, type: o.type }, page: o.page, noun: 'objects' })}
+  ${o.page.items.length === 0
+    ? emptyList(o.q !== '' || o.type !== '', 'No objects yet.')
+    : scrollBox(
+        html`<table class="data" id="objects">
+      <caption class="visually-hidden">Objects</caption>
+      <thead><tr><th scope="col">Title</th><th scope="col">Type</th><th scope="col">Ref</th><th scope="col">Labels</th><th scope="col">Changed</th></tr></thead>
+      <tbody>${o.page.items.map(
+        (ob) => html`<tr>
+          <th scope="row"><a href="${objectPath(ob.ref)}">${ob.title || html`<span class="hint">(no title)</span>`}</a>${ob.deleted ? html` ${badge('Deleted', 'muted')}` : ''}</th>
+          <td>${typeName.get(ob.objectType) ?? ob.objectType}</td>
+          <td><code>${ob.ref}</code></td>
+          <td>${ob.labels.map((l) => html`<code>${l}</code> `)}</td>
+          <td>${when(ob.lastModificationDate)}</td>
+        </tr>`,
+      )}</tbody>
+    </table>`,
+        'Objects',
+      )}
+`;
+};
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
 
@@ -105,7 +147,7 @@ export const objectPage = (o: {
 }): Html => {
   const ob = o.object;
   return html`
-  ${breadcrumbs([['Admin', '/admin'], `Object ${ob.ref}`])}
+  ${breadcrumbs([['Objects', '/admin/objects'], `Object ${ob.ref}`])}
   ${pageHeading(ob.title || html`<span class="hint">(no title)</span>`)}
   ${o.at ? asAtBanner(ob.ref, o.at) : ''}
   <dl class="properties">
@@ -120,11 +162,12 @@ export const objectPage = (o: {
   ${atForm(ob.ref, o.atText)}
   <section aria-labelledby="attributes-heading">
     <h2 id="attributes-heading">Attributes</h2>
-    ${attributesTable(ob, o.names)}
+    ${scrollBox(attributesTable(ob, o.names), 'Attributes')}
   </section>
   <section aria-labelledby="history-heading">
     <h2 id="history-heading">History</h2>
-    ${historyTable(ob.ref, o.history)}
+    ${scrollBox(historyTable(ob.ref, o.history), 'History')}
+    <p><a href="${streamPath(`object-${ob.ref}`)}">The object's events</a> (stream <code>object-${ob.ref}</code>)</p>
   </section>
   <p><a href="/api/admin/objects/${seg(ob.ref)}?output=pretty">This object in the admin API (JSON)</a></p>
 `;
@@ -132,7 +175,7 @@ export const objectPage = (o: {
 
 /** The object did not exist yet (or was not readable) at the time asked for. */
 export const notThenPage = (ref: string, at: Date): Html => html`
-  ${breadcrumbs([['Admin', '/admin'], `Object ${ref}`])}
+  ${breadcrumbs([['Objects', '/admin/objects'], `Object ${ref}`])}
   ${pageHeading('Not found')}
   <p>Object <code>${ref}</code> did not exist as at ${when(at.toISOString())}.</p>
   <p><a href="${objectPath(ref)}">Show it as it is now</a></p>

@@ -1,5 +1,7 @@
 /** REST API pages: list, create/edit form, details with keys (haplo-behaviour.md §2.1). */
+import type { ControlFile } from '../../../domain/control-file.ts';
 import type { RestApiDoc, ApiKeyDoc } from '../../../projections/read-models.ts';
+import type { ListPage } from '../../../queries/admin-lists.ts';
 import { html, seg, type Html } from '../html.ts';
 import {
   breadcrumbs,
@@ -18,20 +20,33 @@ import {
   type Problem,
 } from '../layout.ts';
 import { keysTable } from './api-keys.ts';
+import { pushExample, pushFormatOf } from './using-it.ts';
+import { emptyList, pager, scrollBox, searchForm } from './lists.ts';
 
 export const pushPath = (url: string) => `/api/push-data/${url}`;
 export const endpointOf = (baseUrl: string, url: string) => `${baseUrl.replace(/\/+$/, '')}${pushPath(url)}`;
 export const prettyJson = (value: unknown) => JSON.stringify(value, null, 4);
 
-export const restApiList = (o: { apis: readonly RestApiDoc[]; keys: readonly ApiKeyDoc[]; csrf: string; serviceUser: string }): Html => html`
+const usingIt = (control: ControlFile, endpoint: string, key?: string): Html => {
+  const { file } = pushFormatOf(control);
+  return html`<h2 id="using-it">Using it</h2>
+  <p>Send a file of records, <code>${file}</code>, in the format the control file reads${key === undefined ? html`, with an API key of this API in <code>$API_KEY</code>` : ''}:</p>
+  <pre class="code" tabindex="0" aria-label="Example request" id="example">${pushExample({ control, endpoint, ...(key !== undefined ? { key } : {}) })}</pre>
+  <p class="hint"><code>--data-binary</code> sends the file as it is; <code>--data</code> would strip its line breaks.</p>`;
+};
+
+export const restApiList = (o: { page: ListPage<RestApiDoc>; q: string; serviceUser: string }): Html => html`
   ${pageHeading('REST APIs', html`<a class="button" href="/admin/new-rest-api">New REST API</a> <a class="button button-quiet" href="/admin/control-files/generate">Generate control file</a>`)}
   <p class="lead">Push-data APIs: other systems POST records to <code>/api/push-data/&lt;URL&gt;</code>, which the API's control file turns into store objects.</p>
-  ${o.apis.length === 0
-    ? html`<p class="empty">No REST APIs yet. <a href="/admin/control-files/generate">Generate a control file</a>, then create a REST API with it.</p>`
-    : html`<table class="data">
+  ${searchForm({ action: '/admin/rest-apis', label: 'Search REST APIs', fields: [{ name: 'q', label: 'URL starts with', value: o.q }] })}
+  ${pager({ path: '/admin/rest-apis', search: { q: o.q }, page: o.page, noun: 'REST APIs' })}
+  ${o.page.items.length === 0
+    ? emptyList(o.q !== '', html`No REST APIs yet. <a href="/admin/control-files/generate">Generate a control file</a>, then create a REST API with it.`)
+    : scrollBox(
+        html`<table class="data">
       <caption class="visually-hidden">REST APIs</caption>
       <thead><tr><th scope="col">URL</th><th scope="col">Description</th><th scope="col">Response</th><th scope="col">Changed</th></tr></thead>
-      <tbody>${o.apis.map(
+      <tbody>${o.page.items.map(
         (api) => html`<tr>
           <th scope="row"><a href="/admin/rest-apis/${seg(api.url)}">${api.url}</a>${api.enabled ? '' : html` <span class="disabled">(disabled)</span>`}</th>
           <td>${api.description}</td>
@@ -39,10 +54,12 @@ export const restApiList = (o: { apis: readonly RestApiDoc[]; keys: readonly Api
           <td>${when(api.updatedAt)}</td>
         </tr>`,
       )}</tbody>
-    </table>`}
+    </table>`,
+        'REST APIs',
+      )}
   <h2 id="keys">API keys of the push-data service user</h2>
-  <p>Keys made from a REST API's page belong to the service user <code>${o.serviceUser}</code>; each works for its one API only.</p>
-  ${keysTable({ keys: o.keys, csrf: o.csrf, back: '/admin/rest-apis#keys', showUser: false, caption: 'Push-data API keys' })}
+  <p>Keys made from a REST API's page belong to the service user <code>${o.serviceUser}</code>; each works for its one API only.
+    They are listed on each REST API's page and under <a href="/admin/api-keys?q=${encodeURIComponent(o.serviceUser)}">API keys of ${o.serviceUser}</a>.</p>
 `;
 
 export interface RestApiFormValues {
@@ -121,6 +138,7 @@ export const restApiDetails = (o: { api: RestApiDoc; endpoint: string; keys: rea
   </dl>
   <h2>Control file</h2>
   <pre class="code" tabindex="0" aria-label="Control file">${prettyJson(api.control)}</pre>
+  ${usingIt(api.control, o.endpoint)}
   <h2 id="keys">API keys</h2>
   <p>Keys for this API belong to the service user <code>${o.serviceUser}</code> and work for <code>POST ${pushPath(api.url)}</code> only.
     Send one as the password of HTTP Basic authentication with user name <code>svc</code>.</p>
@@ -138,7 +156,6 @@ export const keyCreatedForApi = (o: { api: RestApiDoc; endpoint: string; key: st
     value: o.key,
     note: html`Copy it now: it is shown only this once and cannot be shown again. It works for <code>POST ${o.endpoint}</code> only.`,
   })}
-  <h2>Using it</h2>
-  <pre class="code" tabindex="0" aria-label="Example request">curl -u 'svc:${o.key}' -H 'Content-Type: application/json' --data @record.json ${o.endpoint}</pre>
+  ${usingIt(o.api.control, o.endpoint, o.key)}
   <p><a href="/admin/rest-apis/${seg(o.api.url)}">Back to REST API ${o.api.url}</a></p>
 `;

@@ -1,5 +1,6 @@
 /** Users, groups, and API keys of read clients. */
 import type { ApiKeyDoc, GroupDoc, UserDoc } from '../../../projections/read-models.ts';
+import type { ListPage } from '../../../queries/admin-lists.ts';
 import { html, seg, type Html } from '../html.ts';
 import {
   badge,
@@ -15,6 +16,7 @@ import {
   type Problem,
 } from '../layout.ts';
 import { keysTable } from './api-keys.ts';
+import { emptyList, pager, scrollBox, searchForm } from './lists.ts';
 
 const groupChecks = (groups: readonly GroupDoc[], checked: ReadonlySet<string>, errors: FieldErrors, legend: string): Html =>
   html`<fieldset class="field checks${errors.groups?.length ? ' has-errors' : ''}"${errors.groups?.length ? html` aria-describedby="f-groups-errors"` : ''}>
@@ -35,15 +37,17 @@ export interface NewUserValues {
 
 export const emptyUser: NewUserValues = { username: '', title: '', first: '', last: '', email: '', groups: new Set() };
 
-export const usersPage = (o: { users: readonly UserDoc[]; groups: readonly GroupDoc[]; csrf: string; values: NewUserValues; problem?: Problem; errors: FieldErrors }): Html => html`
+export const usersPage = (o: { page: ListPage<UserDoc>; q: string; groups: readonly GroupDoc[]; csrf: string; values: NewUserValues; problem?: Problem; errors: FieldErrors }): Html => html`
   ${pageHeading('Users')}
   <p class="lead">People and service users. Read clients authenticate with API keys issued to a user; what they may read follows the user's groups.</p>
-  ${o.users.length === 0
-    ? html`<p class="empty">No users yet.</p>`
-    : html`<table class="data">
+  ${searchForm({ action: '/admin/users', label: 'Search users', fields: [{ name: 'q', label: 'User name starts with', value: o.q }] })}
+  ${pager({ path: '/admin/users', search: { q: o.q }, page: o.page, noun: 'users' })}
+  ${o.page.items.length === 0
+    ? emptyList(o.q !== '', 'No users yet.')
+    : scrollBox(html`<table class="data">
       <caption class="visually-hidden">Users</caption>
       <thead><tr><th scope="col">User name</th><th scope="col">Email</th><th scope="col">Groups</th><th scope="col">Kind</th><th scope="col">Active</th></tr></thead>
-      <tbody>${o.users.map(
+      <tbody>${o.page.items.map(
         (u) => html`<tr>
           <th scope="row"><a href="/admin/users/${seg(u.username)}">${u.username}</a></th>
           <td>${u.email ?? ''}</td>
@@ -52,7 +56,7 @@ export const usersPage = (o: { users: readonly UserDoc[]; groups: readonly Group
           <td>${u.active ? 'Yes' : badge('Inactive', 'muted')}</td>
         </tr>`,
       )}</tbody>
-    </table>`}
+    </table>`, 'Users')}
   <section aria-labelledby="new-user" class="panel">
     <h2 id="new-user">Create a user</h2>
     ${problemBox(o.problem, 'The user was not created')}
@@ -135,7 +139,8 @@ export interface NewGroupValues {
 export const emptyGroup: NewGroupValues = { code: '', title: '', readAll: false, readLabels: new Set() };
 
 export const groupsPage = (o: {
-  groups: readonly GroupDoc[];
+  page: ListPage<GroupDoc>;
+  q: string;
   labels: readonly { code: string; name: string }[];
   csrf: string;
   values: NewGroupValues;
@@ -144,12 +149,14 @@ export const groupsPage = (o: {
 }): Html => html`
   ${pageHeading('Groups')}
   <p class="lead">Groups decide what read clients may see: everything, or objects with some labels.</p>
-  ${o.groups.length === 0
-    ? html`<p class="empty">No groups yet.</p>`
-    : html`<table class="data">
+  ${searchForm({ action: '/admin/groups', label: 'Search groups', fields: [{ name: 'q', label: 'Code starts with', value: o.q }] })}
+  ${pager({ path: '/admin/groups', search: { q: o.q }, page: o.page, noun: 'groups' })}
+  ${o.page.items.length === 0
+    ? emptyList(o.q !== '', 'No groups yet.')
+    : scrollBox(html`<table class="data">
       <caption class="visually-hidden">Groups</caption>
       <thead><tr><th scope="col">Code</th><th scope="col">Title</th><th scope="col">Reads all</th><th scope="col">Reads labels</th></tr></thead>
-      <tbody>${o.groups.map(
+      <tbody>${o.page.items.map(
         (g) => html`<tr>
           <th scope="row"><code>${g.code}</code></th>
           <td>${g.title}</td>
@@ -157,7 +164,7 @@ export const groupsPage = (o: {
           <td>${g.readLabels.map((l) => html`<code>${l}</code> `)}</td>
         </tr>`,
       )}</tbody>
-    </table>`}
+    </table>`, 'Groups')}
   <section aria-labelledby="new-group" class="panel">
     <h2 id="new-group">Create a group</h2>
     ${problemBox(o.problem, 'The group was not created')}

@@ -2,11 +2,13 @@
 import type Router from '@koa/router';
 import type { CommandDeps } from '../../../commands/context.ts';
 import { revokeApiKey } from '../../../commands/users.ts';
-import { findApiKey, listApiKeys } from '../../../queries/users.ts';
+import { pageApiKeys } from '../../../queries/admin-lists.ts';
+import { findApiKey } from '../../../queries/users.ts';
 import type { AppState } from '../../state.ts';
 import { metadataOf } from '../../validate.ts';
 import { field } from '../forms.ts';
 import type { PageGuard } from '../guard.ts';
+import { pageRequest, searchText } from '../paging.ts';
 import { apiKeysPage } from '../pages/api-keys.ts';
 import { redirect, refusal, render, safeNext } from '../respond.ts';
 
@@ -14,8 +16,9 @@ export const apiKeyPages = (router: Router<AppState>, page: PageGuard, commands:
   router.get(
     '/api-keys',
     page(async (ctx, s) => {
-      const keys = await listApiKeys(commands.reads);
-      render(ctx, s, 200, 'API keys', 'api-keys', apiKeysPage({ keys, csrf: s.csrf }));
+      const q = searchText(ctx).toLowerCase();
+      const list = await pageApiKeys(commands.reads, q, pageRequest(ctx));
+      render(ctx, s, 200, 'API keys', 'api-keys', apiKeysPage({ page: list, q, csrf: s.csrf }));
     }),
   );
 

@@ -6,6 +6,7 @@ import { HttpError } from '../../errors.ts';
 import type { AppState } from '../../state.ts';
 import { field, ticked } from '../forms.ts';
 import type { PageGuard } from '../guard.ts';
+import { PAGE_SIZE, searchText, wholeNumber } from '../paging.ts';
 import type { Problem } from '../layout.ts';
 import { generatorPage, modelExplorer, modelList, selectionKey } from '../pages/models.ts';
 import { prettyJson } from '../pages/rest-apis.ts';
@@ -69,7 +70,15 @@ export const modelPages = (router: Router<AppState>, page: PageGuard, models: Mo
 
   router.get(
     '/models',
-    page((ctx, s) => render(ctx, s, 200, 'Models', 'models', modelList(models.list()))),
+    page((ctx, s) => {
+      // Models come from configuration and are held in memory: searched and paged there.
+      const q = searchText(ctx);
+      const needle = q.toLowerCase();
+      const found = models.list().filter((m) => !needle || m.name.toLowerCase().includes(needle) || m.title.toLowerCase().includes(needle));
+      const number = wholeNumber(ctx, 'page', 1, Math.max(1, Math.ceil(found.length / PAGE_SIZE)), 1);
+      const shown = found.slice((number - 1) * PAGE_SIZE, number * PAGE_SIZE);
+      render(ctx, s, 200, 'Models', 'models', modelList({ models: shown, total: found.length, q, page: number, size: PAGE_SIZE }));
+    }),
   );
 
   router.get(

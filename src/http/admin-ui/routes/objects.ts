@@ -1,13 +1,16 @@
 /** One store object, now or as at a past time (`?at=`), with its history. */
 import type Router from '@koa/router';
 import { isRef } from '../../../domain/objects/ref.ts';
+import { pageObjects } from '../../../queries/admin-lists.ts';
 import { getObject, ObjectQueryError } from '../../../queries/object-api.ts';
 import { getObjectAt, getObjectHistory, type ObjectHistoryDeps } from '../../../queries/object-history.ts';
 import { parseAt } from '../../../queries/parse-at.ts';
+import { HttpError } from '../../errors.ts';
 import type { AppState } from '../../state.ts';
 import type { PageGuard } from '../guard.ts';
 import { notFoundPage } from '../pages/general.ts';
-import { notThenPage, objectPage, type ShownObject, type ShownVersion } from '../pages/objects.ts';
+import { notThenPage, objectList, objectPage, type ShownObject, type ShownVersion } from '../pages/objects.ts';
+import { pageRequest, searchText } from '../paging.ts';
 import { render } from '../respond.ts';
 
 // The admin sees every object, whatever its labels.
@@ -17,6 +20,20 @@ const isNoSuchObject = (e: unknown) => e instanceof ObjectQueryError && e.kind =
 
 export const objectPages = (router: Router<AppState>, page: PageGuard, deps: ObjectHistoryDeps) => {
   const names = new Map([...deps.schema.attributes.values()].map((a) => [a.code, a.name]));
+
+  const types = [...deps.schema.types.values()].map((t) => [t.code, t.name] as const).sort((a, b) => a[1].localeCompare(b[1]));
+  const known = new Set(types.map(([code]) => code));
+
+  router.get(
+    '/objects',
+    page(async (ctx, s) => {
+      const q = searchText(ctx);
+      const type = searchText(ctx, 'type');
+      if (type && !known.has(type)) throw new HttpError(400, 'svc:admin:bad-query', `There is no object type ${type}`);
+      const list = await pageObjects(deps.reads, { q, type }, pageRequest(ctx));
+      render(ctx, s, 200, 'Objects', 'objects', objectList({ page: list, q, type, types }));
+    }),
+  );
 
   router.get(
     '/objects/:ref',
@@ -44,7 +61,7 @@ export const objectPages = (router: Router<AppState>, page: PageGuard, deps: Obj
       }
       const shown = object as unknown as ShownObject;
       const title = `${at ? 'As at' : 'Object'} ${ref}`;
-      render(ctx, s, 200, title, 'none', objectPage({ object: shown, names, history: history.versions as ShownVersion[], atText, ...(at ? { at } : {}) }));
+      render(ctx, s, 200, title, 'objects', objectPage({ object: shown, names, history: history.versions as ShownVersion[], atText, ...(at ? { at } : {}) }));
     }),
   );
 };

@@ -6,13 +6,15 @@ import type { ControlFile } from '../../../domain/control-file.ts';
 import { REST_API_URL, type ResponseFormat } from '../../../domain/rest-apis.ts';
 import type { RestApiDoc } from '../../../projections/read-models.ts';
 import type { ReadStore } from '../../../projections/read-store.ts';
-import { findRestApi, listRestApis } from '../../../queries/rest-apis.ts';
+import { pageRestApis } from '../../../queries/admin-lists.ts';
+import { findRestApi } from '../../../queries/rest-apis.ts';
 import { apiKeysOf } from '../../../queries/users.ts';
 import { HttpError } from '../../errors.ts';
 import type { AppState } from '../../state.ts';
 import { metadataOf } from '../../validate.ts';
 import { field, rawField } from '../forms.ts';
 import type { PageGuard } from '../guard.ts';
+import { pageRequest, searchText } from '../paging.ts';
 import type { FieldErrors, Problem } from '../layout.ts';
 import { endpointOf, keyCreatedForApi, prettyJson, pushPath, restApiDetails, restApiForm, restApiList, type RestApiFormValues } from '../pages/rest-apis.ts';
 import { fieldErrorsOf } from '../problems.ts';
@@ -24,8 +26,8 @@ export interface RestApiPagesDeps {
   readonly baseUrl: string;
 }
 
-/** The keys of the push-data service user: all of them, or those of one REST API. */
-const pushDataKeys = (reads: ReadStore, url?: string) => apiKeysOf(reads, PUSH_DATA_USER, url === undefined ? undefined : `=${pushPath(url)}`);
+/** The keys of the push-data service user for one REST API. */
+const pushDataKeys = (reads: ReadStore, url: string) => apiKeysOf(reads, PUSH_DATA_USER, `=${pushPath(url)}`);
 
 const getApi = async (reads: ReadStore, url: string): Promise<RestApiDoc> => {
   const api = await findRestApi(reads, url);
@@ -94,8 +96,9 @@ export const restApiPages = (router: Router<AppState>, page: PageGuard, { comman
   router.get(
     '/rest-apis',
     page(async (ctx, s) => {
-      const apis = await listRestApis(reads);
-      render(ctx, s, 200, 'REST APIs', 'rest-apis', restApiList({ apis, keys: await pushDataKeys(reads), csrf: s.csrf, serviceUser: PUSH_DATA_USER }));
+      const q = searchText(ctx).toLowerCase();
+      const list = await pageRestApis(reads, q, pageRequest(ctx));
+      render(ctx, s, 200, 'REST APIs', 'rest-apis', restApiList({ page: list, q, serviceUser: PUSH_DATA_USER }));
     }),
   );
 

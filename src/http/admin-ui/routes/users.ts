@@ -2,12 +2,14 @@
 import type Router from '@koa/router';
 import type { CommandDeps } from '../../../commands/context.ts';
 import { changeUser, createGroup, createUser, issueApiKey } from '../../../commands/users.ts';
-import { apiKeysOf, findUser, listGroups, listUsers } from '../../../queries/users.ts';
+import { pageGroups, pageUsers } from '../../../queries/admin-lists.ts';
+import { apiKeysOf, findUser, listGroups } from '../../../queries/users.ts';
 import { HttpError } from '../../errors.ts';
 import type { AppState } from '../../state.ts';
 import { metadataOf } from '../../validate.ts';
 import { field, ticked } from '../forms.ts';
 import type { PageGuard } from '../guard.ts';
+import { pageRequest, searchText } from '../paging.ts';
 import type { Problem } from '../layout.ts';
 import { emptyGroup, emptyUser, groupsPage, keyCreatedForUser, userPage, usersPage, type NewGroupValues, type NewUserValues } from '../pages/users.ts';
 import { fieldErrorsOf } from '../problems.ts';
@@ -33,9 +35,10 @@ export const userPages = (router: Router<AppState>, page: PageGuard, commands: C
   const reads = commands.reads;
 
   const showUsers = async (ctx: Ctx, s: SignedIn, values: NewUserValues = emptyUser, status = 200, problem?: Problem) => {
-    const users = await listUsers(reads);
+    const q = searchText(ctx).toLowerCase();
+    const users = await pageUsers(reads, q, pageRequest(ctx));
     const { fields } = fieldErrorsOf(problem, ['username', 'title', 'first', 'last', 'email', 'groups']);
-    render(ctx, s, status, 'Users', 'users', usersPage({ users, groups: await listGroups(reads), csrf: s.csrf, values, errors: fields, ...(problem ? { problem } : {}) }));
+    render(ctx, s, status, 'Users', 'users', usersPage({ page: users, q, groups: await listGroups(reads), csrf: s.csrf, values, errors: fields, ...(problem ? { problem } : {}) }));
   };
 
   const showUser = async (ctx: Ctx, s: SignedIn, username: string, extra: UserPageExtra = {}) => {
@@ -116,7 +119,9 @@ export const groupPages = (router: Router<AppState>, page: PageGuard, commands: 
   const showGroups = async (ctx: Ctx, s: SignedIn, values: NewGroupValues = emptyGroup, status = 200, problem?: Problem) => {
     const labels = [...commands.schema.labels.values()].map((l) => ({ code: l.code, name: l.name }));
     const { fields } = fieldErrorsOf(problem, ['code', 'title', 'readLabels']);
-    render(ctx, s, status, 'Groups', 'groups', groupsPage({ groups: await listGroups(commands.reads), labels, csrf: s.csrf, values, errors: fields, ...(problem ? { problem } : {}) }));
+    const q = searchText(ctx);
+    const groups = await pageGroups(commands.reads, q, pageRequest(ctx));
+    render(ctx, s, status, 'Groups', 'groups', groupsPage({ page: groups, q, labels, csrf: s.csrf, values, errors: fields, ...(problem ? { problem } : {}) }));
   };
 
   router.get('/groups', page((ctx, s) => showGroups(ctx, s)));
