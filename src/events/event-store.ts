@@ -99,6 +99,23 @@ export interface Subscription {
  */
 export type BatchHandler = (batch: readonly RecordedEvent[]) => Promise<void>;
 
+/** An event as an export holds it: all it takes to put it back as it was, bar its position (the store's own). */
+export interface ExportedEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly data: unknown;
+  readonly metadata: EventMetadata;
+  readonly stream: string;
+  readonly revision: number;
+  readonly recordedAt: Date;
+}
+
+export interface ImportResult {
+  readonly events: number;
+  /** Position of the last event imported (0 when there was none). */
+  readonly head: number;
+}
+
 export interface EventStore {
   /**
    * True when positions are dense (n appended events take the next n positions): a caller that
@@ -133,7 +150,25 @@ export interface EventStore {
   /** Position of the last event in the log, or 0 when the log is empty. */
   headPosition(): Promise<number>;
   subscribe(options: SubscribeOptions, handler: BatchHandler): Subscription;
+  /**
+   * Loads an exported log into an empty store (a restore), in the order given: every event keeps its
+   * id, stream, revision, type, data, metadata and recorded time (a time earlier than the one before
+   * it is raised to it: readers rely on time growing with the log). Refuses with StoreNotEmptyError
+   * when the store holds any event, and with WrongExpectedRevisionError when an event's revision does
+   * not follow its stream's previous one. Nothing else may write meanwhile.
+   * Embedded: all or nothing (one transaction). KurrentDB: run after run of one stream's events, in
+   * order; the server records its own time, so the original travels in the metadata and is read back
+   * as `recordedAt`; a failure leaves the events before it written.
+   */
+  importEvents(events: AsyncIterable<ExportedEvent>): Promise<ImportResult>;
   close(): Promise<void>;
+}
+
+export class StoreNotEmptyError extends Error {
+  override readonly name = 'StoreNotEmptyError';
+  constructor(readonly head: number) {
+    super(`The event store is not empty (its log reaches position ${head}); a log can only be imported into an empty store`);
+  }
 }
 
 export class WrongExpectedRevisionError extends Error {

@@ -9,9 +9,16 @@ if (!connectionString) {
     'skipped: KurrentDB / EventStoreDB contract suite (no server; set SVC_TEST_ESDB=kurrentdb://admin:changeit@host:2113?tls=false to run it)',
   );
 } else {
-  eventStoreContract('KurrentDB / EventStoreDB', async () => {
-    const store = await openEsdbEventStore(connectionString);
+  // Import needs a server holding no event of its own: a fresh one, named by SVC_TEST_ESDB_EMPTY (it is written to).
+  const empty = process.env.SVC_TEST_ESDB_EMPTY;
+  const openAt = (url: string) => async () => {
+    const store = await openEsdbEventStore(url);
     // A shared server keeps every earlier run's streams: a fresh prefix keeps this run's streams apart.
     return { store, prefix: `test-${randomUUID()}-`, close: () => store.close() };
-  }).run();
+  };
+  eventStoreContract(
+    'KurrentDB / EventStoreDB',
+    openAt(connectionString),
+    empty ? { openEmpty: openAt(empty) } : { noEmptyStore: 'set SVC_TEST_ESDB_EMPTY to a fresh server to run them' },
+  ).run();
 }

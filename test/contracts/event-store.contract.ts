@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
-import { WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '../../src/events/event-store.ts';
+import { StoreNotEmptyError, WrongExpectedRevisionError, type EventStore, type ExportedEvent, type RecordedEvent } from '../../src/events/event-store.ts';
 
 export interface EventStoreFixture {
   readonly store: EventStore;
@@ -18,8 +18,41 @@ const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ev = (type: string, data: unknown = {}) => ({ id: randomUUID(), type, data, metadata: { correlationId: 'c-1', actor: 'test' } });
 
+async function* source<T>(items: readonly T[]): AsyncIterable<T> {
+  for (const item of items) yield item;
+}
+
+/** An exported log of three interleaved streams, recorded a day ago one second apart. */
+const exportedLog = (prefix: string): ExportedEvent[] => {
+  const day = Date.now() - 86_400_000;
+  const order = [
+    ['a', 0],
+    ['b', 0],
+    ['a', 1],
+    ['c', 0],
+    ['b', 1],
+    ['a', 2],
+  ] as const;
+  return order.map(([stream, revision], i) => ({
+    id: randomUUID(),
+    type: `Imported${stream.toUpperCase()}`,
+    data: { n: i, nested: { text: 'ü ✓', list: [1, null] } },
+    metadata: { correlationId: `c-${i}`, actor: 'user:ada', schemaVersion: 2 },
+    stream: `${prefix}${stream}`,
+    revision,
+    recordedAt: new Date(day + i * 1000),
+  }));
+};
+
+export interface ContractOptions {
+  /** A store with no event at all, for the import tests (a shared server cannot be emptied). */
+  readonly openEmpty?: () => Promise<EventStoreFixture>;
+  /** Said when `openEmpty` is missing, so the skip is visible. */
+  readonly noEmptyStore?: string;
+}
+
 /** One behaviour contract for every EventStore adapter. */
-export const eventStoreContract = (name: string, open: () => Promise<EventStoreFixture>) => {
+export const eventStoreContract = (name: string, open: () => Promise<EventStoreFixture>, options: ContractOptions = {}) => {
   const test = suite<{ fx: EventStoreFixture }>(`EventStore contract: ${name}`, {} as { fx: EventStoreFixture });
   test.before(async (ctx) => {
     ctx.fx = await open();
@@ -286,6 +319,73 @@ export const eventStoreContract = (name: string, open: () => Promise<EventStoreF
       assert.match((e as Error).message, 'projector broke');
     }
     await sub.stop();
+  });
+
+  test('importEvents refuses a store that holds events, importing nothing', async (ctx) => {
+    await ctx.fx.store.append(s(ctx, 'present'), [ev('Present')]);
+    const log = exportedLog(s(ctx, 'refused-'));
+    try {
+      await ctx.fx.store.importEvents(source(log));
+      assert.unreachable('a store with events must refuse an import');
+    } catch (e) {
+      assert.instance(e, StoreNotEmptyError);
+      assert.match((e as Error).message, 'not empty');
+    }
+    assert.equal(await collect(ctx.fx.store.readStream(log[0]!.stream)), []);
+  });
+
+  const openEmpty = options.openEmpty;
+  if (!openEmpty) {
+    console.log(`skipped: EventStore contract ${name}, importing into an empty store (${options.noEmptyStore ?? 'no empty store'})`);
+    return test;
+  }
+
+  test('importEvents loads an exported log into an empty store: order, ids, streams, revisions, data, metadata and times kept', async () => {
+    const fx = await openEmpty();
+    try {
+      const log = exportedLog(fx.prefix);
+      const result = await fx.store.importEvents(source(log));
+      assert.is(result.events, log.length);
+      const all = await collect(fx.store.readAll());
+      assert.is(result.head, all[all.length - 1]!.position);
+      assert.is(await fx.store.headPosition(), result.head);
+      const shape = (e: RecordedEvent | ExportedEvent) => ({ id: e.id, type: e.type, data: e.data, metadata: e.metadata, stream: e.stream, revision: e.revision, recordedAt: e.recordedAt.toISOString() });
+      assert.equal(all.map(shape), log.map(shape));
+      assert.ok(all.every((e, i) => i === 0 || e.position > all[i - 1]!.position));
+      assert.equal((await collect(fx.store.readStream(`${fx.prefix}a`))).map((e) => e.revision), [0, 1, 2]);
+      // Reading up to a time goes by the imported times.
+      assert.equal((await collect(fx.store.readAll({ until: log[2]!.recordedAt }))).map((e) => e.id), log.slice(0, 3).map((e) => e.id));
+      // Appends carry on where the imported streams ended, recorded after the imported times.
+      const next = await fx.store.append(`${fx.prefix}b`, [ev('After')], 1);
+      assert.is(next.revision, 2);
+      const [after] = await collect(fx.store.readStream(`${fx.prefix}b`, { fromRevision: 2 }));
+      assert.ok(after!.recordedAt.getTime() >= log[log.length - 1]!.recordedAt.getTime());
+      try {
+        await fx.store.importEvents(source(exportedLog(`${fx.prefix}again-`)));
+        assert.unreachable('a second import must be refused');
+      } catch (e) {
+        assert.instance(e, StoreNotEmptyError);
+      }
+    } finally {
+      await fx.close();
+    }
+  });
+
+  test('importEvents refuses an event whose revision does not follow its stream', async () => {
+    const fx = await openEmpty();
+    try {
+      const log = exportedLog(fx.prefix);
+      const gap = [log[0]!, { ...log[2]!, revision: 2 }];
+      try {
+        await fx.store.importEvents(source(gap));
+        assert.unreachable('a gap in a stream must be refused');
+      } catch (e) {
+        assert.instance(e, WrongExpectedRevisionError);
+        assert.is((e as WrongExpectedRevisionError).stream, log[0]!.stream);
+      }
+    } finally {
+      await fx.close();
+    }
   });
 
   return test;

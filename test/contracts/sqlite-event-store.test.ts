@@ -8,11 +8,13 @@ import { openSqliteEventStore, SqliteEventStore } from '../../src/events/adapter
 import { eventStoreContract } from './event-store.contract.ts';
 import { tempDir } from '../support/tmp.ts';
 
-eventStoreContract('embedded SQLite', async () => {
+const openFresh = async () => {
   const tmp = tempDir();
   const store = openSqliteEventStore(join(tmp.dir, 'events.db'));
   return { store, prefix: 'test-', close: async () => (await store.close(), tmp.remove()) };
-}).run();
+};
+
+eventStoreContract('embedded SQLite', openFresh, { openEmpty: openFresh }).run();
 
 const ev = (type: string, id = randomUUID()) => ({ id, type, data: {} });
 const collect = async <T>(it: AsyncIterable<T>) => {
@@ -108,6 +110,29 @@ test('a subscription sees events appended by another connection to the same file
   assert.equal(seen, ['FromElsewhere']);
   await reader.close();
   await writer.close();
+  tmp.remove();
+});
+
+test('a failed import leaves the store empty: one transaction for the whole log', async () => {
+  const tmp = tempDir();
+  const store = openSqliteEventStore(join(tmp.dir, 'events.db'));
+  async function* log() {
+    yield { id: randomUUID(), type: 'A', data: {}, metadata: {}, stream: 's', revision: 0, recordedAt: new Date('2024-01-01T00:00:00Z') };
+    yield { id: randomUUID(), type: 'B', data: {}, metadata: {}, stream: 's', revision: 5, recordedAt: new Date('2024-01-01T00:00:01Z') };
+  }
+  try {
+    await store.importEvents(log());
+    assert.unreachable('the gap must fail the import');
+  } catch (e) {
+    assert.instance(e, WrongExpectedRevisionError);
+  }
+  assert.is(await store.headPosition(), 0);
+  // Still usable, and still empty enough for a good import.
+  const ok = await store.importEvents((async function* () {
+    yield { id: randomUUID(), type: 'A', data: {}, metadata: {}, stream: 's', revision: 0, recordedAt: new Date('2024-01-01T00:00:00Z') };
+  })());
+  assert.equal(ok, { events: 1, head: 1 });
+  await store.close();
   tmp.remove();
 });
 

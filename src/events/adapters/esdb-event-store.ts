@@ -20,9 +20,12 @@ import {
   type MultiAppendResult,
 } from '@kurrent/kurrentdb-client';
 import {
+  StoreNotEmptyError,
   WrongExpectedRevisionError,
   matchesFilter,
   type AppendResult,
+  type ExportedEvent,
+  type ImportResult,
   type BatchHandler,
   type EventStore,
   type ExpectedRevision,
@@ -39,6 +42,8 @@ import {
   fromCurrentState,
   isSystemEvent,
   knownPosition,
+  recordedAtOf,
+  toImportedEventData,
   toEventData,
   toKurrentConnectionString,
   toMultiStreamEventData,
@@ -48,6 +53,8 @@ import {
 } from './esdb-mapping.ts';
 
 const READ_ALL_PAGE_SIZE = 500;
+/** Largest run of imported events sent in one append (JSON characters, roughly bytes). */
+const IMPORT_APPEND_BYTES = 512 * 1024;
 const DEFAULT_BATCH_SIZE = 500;
 /** How long a partial batch waits for more events before it is handed over (the catch-up bursts arrive within it). */
 const FLUSH_DELAY_MS = 5;
@@ -230,7 +237,7 @@ export class EsdbEventStore implements EventStore {
         if (position <= lastPosition) continue;
         lastPosition = position;
         if (isSystemEvent(recorded.type, recorded.streamId)) continue;
-        if (untilMs !== undefined && recorded.created.getTime() > untilMs) return;
+        if (untilMs !== undefined && recordedAtOf(recorded).getTime() > untilMs) return;
         if (!matchesFilter(options, recorded.type, recorded.streamId)) continue;
         const event = toRecordedEvent(resolved);
         if (event === undefined) continue;
@@ -252,6 +259,47 @@ export class EsdbEventStore implements EventStore {
 
   subscribe(options: SubscribeOptions, handler: BatchHandler): Subscription {
     return new EsdbSubscription(this.client, options, handler);
+  }
+
+  /**
+   * Consecutive events of one stream go in one append (bounded well below the server's default 1 MiB
+   * MaxAppendSize), at the revision before the run's first: the server then gives each the revision it had.
+   * Empty means no event outside the server's own `$` streams.
+   */
+  async importEvents(events: AsyncIterable<ExportedEvent>): Promise<ImportResult> {
+    const existing = await this.headPosition();
+    if (existing !== 0) throw new StoreNotEmptyError(existing);
+    let run: ExportedEvent[] = [];
+    let runBytes = 0;
+    let count = 0;
+    let head = 0;
+    let recordedAt = 0;
+    const flush = async () => {
+      if (run.length === 0) return;
+      const first = run[0]!;
+      const expected: ExpectedRevision = first.revision === 0 ? 'no_stream' : first.revision - 1;
+      try {
+        const result = await this.client.appendToStream(first.stream, run.map(toImportedEventData), { streamState: toStreamState(expected) });
+        if (!result.success) throw new WrongExpectedRevisionError(first.stream, expected, undefined);
+        head = knownPosition(result.position?.commit) ?? (await this.#positionOf(first.stream, Number(result.nextExpectedRevision)));
+      } catch (error) {
+        if (error instanceof WrongExpectedVersionError) throw new WrongExpectedRevisionError(first.stream, expected, fromCurrentState(error.actualState));
+        throw error;
+      }
+      count += run.length;
+      run = [];
+      runBytes = 0;
+    };
+    for await (const event of events) {
+      const last = run[run.length - 1];
+      const bytes = JSON.stringify(event.data ?? null).length + JSON.stringify(event.metadata ?? {}).length + 200;
+      if (last && (last.stream !== event.stream || event.revision !== last.revision + 1 || runBytes + bytes > IMPORT_APPEND_BYTES)) await flush();
+      recordedAt = Math.max(recordedAt, event.recordedAt.getTime());
+      run.push(recordedAt === event.recordedAt.getTime() ? event : { ...event, recordedAt: new Date(recordedAt) });
+      runBytes += bytes;
+    }
+    await flush();
+    return { events: count, head };
   }
 
   async close(): Promise<void> {

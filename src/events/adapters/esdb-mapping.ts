@@ -14,7 +14,13 @@ import {
   type ReadPosition,
   type ResolvedEvent,
 } from '@kurrent/kurrentdb-client';
-import type { EventMetadata, ExpectedRevision, NewEvent, RecordedEvent } from '../event-store.ts';
+import type { EventMetadata, ExpectedRevision, ExportedEvent, NewEvent, RecordedEvent } from '../event-store.ts';
+
+/**
+ * The server records its own time on every append. An imported event carries the time it was first recorded
+ * under this metadata key, and reads give that back as `recordedAt` (not as metadata).
+ */
+export const ORIGINAL_RECORDED_AT = 'svcRecordedAt';
 
 /**
  * The client parses `kurrentdb://`, `kurrent://`, `kdb://` (and `+discover`) and still accepts `esdb://`, but warns
@@ -54,12 +60,29 @@ export const toMultiStreamEventData = (event: NewEvent): EventData => {
   return jsonEvent({ id: event.id ?? randomUUID(), type: event.type, data: (event.data ?? null) as JSONType, metadata });
 };
 
+/** An exported event appended as it was, its original recorded time in the metadata. */
+export const toImportedEventData = (event: ExportedEvent): EventData =>
+  jsonEvent({
+    id: event.id,
+    type: event.type,
+    data: (event.data ?? null) as JSONType,
+    metadata: { ...event.metadata, [ORIGINAL_RECORDED_AT]: event.recordedAt.toISOString() } as JSONType,
+  });
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof Uint8Array);
 
+/** The time an imported event was first recorded, else the server's. */
+export const recordedAtOf = (event: { readonly metadata: unknown; readonly created: Date }): Date => {
+  const original = isPlainObject(event.metadata) ? event.metadata[ORIGINAL_RECORDED_AT] : undefined;
+  if (typeof original !== 'string') return event.created;
+  const at = new Date(original);
+  return Number.isNaN(at.getTime()) ? event.created : at;
+};
+
 export const toMetadata = (raw: unknown): EventMetadata => {
   if (!isPlainObject(raw)) return {};
-  const { schemaVersion, ...rest } = raw;
+  const { schemaVersion, [ORIGINAL_RECORDED_AT]: _original, ...rest } = raw;
   const version = typeof schemaVersion === 'string' && /^\d+$/.test(schemaVersion) ? Number(schemaVersion) : schemaVersion;
   return (typeof version === 'number' ? { ...rest, schemaVersion: version } : rest) as EventMetadata;
 };
@@ -98,6 +121,6 @@ export const toRecordedEvent = (resolved: ResolvedEvent | AllStreamResolvedEvent
     revision: Number(event.revision),
     position: Number(commit),
     // The client already converted the recorded time to a Date, truncated to whole milliseconds.
-    recordedAt: event.created,
+    recordedAt: recordedAtOf(event),
   };
 };

@@ -3,8 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import {
   DuplicateEventIdError,
+  StoreNotEmptyError,
   WrongExpectedRevisionError,
   type AppendResult,
+  type ExportedEvent,
+  type ImportResult,
   type BatchHandler,
   type EventStore,
   type ExpectedRevision,
@@ -233,6 +236,37 @@ export class SqliteEventStore implements EventStore {
 
   async headPosition(): Promise<number> {
     return this.stmts.head.get()?.p ?? 0;
+  }
+
+  /**
+   * One transaction held across the whole (async) source: a failed or refused import leaves the store
+   * empty, and the write lock taken first keeps other processes from appending between the emptiness
+   * check and the commit. Dirty pages spill to the WAL, so memory stays bounded however long the log.
+   */
+  async importEvents(events: AsyncIterable<ExportedEvent>): Promise<ImportResult> {
+    this.db.exec('BEGIN IMMEDIATE');
+    let count = 0;
+    let head = 0;
+    let recordedAt = 0;
+    try {
+      const existing = this.stmts.head.get()?.p ?? 0;
+      if (existing !== 0) throw new StoreNotEmptyError(existing);
+      for await (const event of events) {
+        const current = this.stmts.lastRevision.get(event.stream)?.r ?? -1;
+        if (event.revision !== current + 1) throw new WrongExpectedRevisionError(event.stream, event.revision === 0 ? 'no_stream' : event.revision - 1, current);
+        recordedAt = Math.max(recordedAt, event.recordedAt.getTime());
+        const info = this.stmts.insert.run(event.id, event.stream, event.revision, event.type, JSON.stringify(event.data ?? null), JSON.stringify(event.metadata ?? {}), recordedAt);
+        head = Number(info.lastInsertRowid);
+        count++;
+      }
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+    this.lastRecordedAt = Math.max(this.lastRecordedAt, recordedAt);
+    this.appended.emit('append');
+    return { events: count, head };
   }
 
   subscribe(options: SubscribeOptions, handler: BatchHandler): Subscription {
