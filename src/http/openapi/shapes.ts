@@ -9,7 +9,7 @@ import type { createUser, issueApiKey } from '../../commands/users.ts';
 import type { ObjectChanged } from '../../commands/objects.ts';
 import type { PushResult } from '../../commands/push-data/push-to-api.ts';
 import type { ControlFile } from '../../domain/control-file.ts';
-import type { Group } from '../../domain/users/users.ts';
+import type { Group, User } from '../../domain/users/users.ts';
 import type { ProjectionStatus } from '../../projections/runner/status.ts';
 import type { RebuildProgress } from '../../projections/rebuild.ts';
 import type { ApiKeyDoc, RestApiDoc, UserDoc, WorkUnitDoc } from '../../projections/read-models.ts';
@@ -103,12 +103,16 @@ export const ProjectionStatusBody = answerOf<ProjectionStatus>()(
   ]),
 );
 
-export const UserBody = answerOf<UserDoc>()(
+/** A user as commands answer it (the decider's state). */
+export const UserStateBody = answerOf<User>()(
   t.intersection([
-    t.type({ id: t.string, username: t.string, groups: Strings, active: t.boolean, service: t.boolean, emailKey: t.union([t.string, t.null]) }),
+    t.type({ username: t.string, groups: Strings, active: t.boolean, service: t.boolean }),
     t.partial({ email: t.string, profileRef: t.string, tags: StringMap }),
   ]),
 );
+
+/** A user as the read model holds it. */
+export const UserBody = answerOf<UserDoc>()(t.intersection([UserStateBody, t.type({ id: t.string, emailKey: t.union([t.string, t.null]) })]));
 
 export const CreatedUserBody = answerOf<Awaited<ReturnType<typeof createUser>>>()(t.type({ username: t.string, ref: t.string }));
 

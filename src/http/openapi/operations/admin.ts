@@ -17,6 +17,7 @@ import {
   RestApiBody,
   SerialisedObject,
   UserBody,
+  UserStateBody,
   WorkUnitBody,
 } from '../shapes.ts';
 
@@ -70,7 +71,7 @@ export const adminOperations: readonly Operation[] = [
     summary: 'Change a user\'s email, active flag or groups',
     pathParams: { username: 'A user name' },
     body: { codec: adminUserBodies.ChangeUser },
-    responses: { 200: ok('The user as changed', UserBody), 404: error('No such user'), ...BUSY },
+    responses: { 200: ok('The user as changed', UserStateBody), 404: error('No such user'), ...BUSY },
   }),
   admin({
     method: 'post',

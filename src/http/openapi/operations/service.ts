@@ -50,7 +50,13 @@ export const pushDataOperations: readonly Operation[] = OPENAPI_METHODS.map((met
         access: 'public',
         summary: 'Only POST pushes: any other method is answered with a push-data error',
         pathParams: { url: 'The API\'s url' },
-        responses: { 400: push('Only POST requests supported for push data REST APIs.') },
+        // Written by the route itself, as Haplo's: no `actions`, JSON whatever the API's format.
+        responses: {
+          400: {
+            description: 'Only POST requests supported for push data REST APIs.',
+            codec: t.type({ result: t.literal('error'), applied: t.literal(0), failures: t.literal(0), errorCount: t.literal(1), errors: t.readonlyArray(t.string) }),
+          },
+        },
       },
 );
 
