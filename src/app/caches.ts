@@ -4,6 +4,7 @@ import type { EventDecoder } from '../events/decode.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import type { VersionedProjections } from '../projections/versioned-cache.ts';
+import type { CacheCounts } from './metrics.ts';
 import { createObjectQueryCaches, type ObjectQueryCaches } from '../queries/object-api.ts';
 import { PrincipalCache } from '../http/middleware/api-key-auth.ts';
 import { SessionStore } from '../http/admin-ui/sessions.ts';
@@ -52,6 +53,15 @@ export interface CachedEngines {
   readonly reads: ReadStore;
   readonly clock?: () => number;
 }
+
+/** The versioned caches by the name their hit and miss counts carry in the service's metrics. */
+export const countedCaches = (caches: ServiceCaches): Record<string, CacheCounts> => ({
+  'rest-apis': caches.push.apis,
+  profiles: caches.push.profiles,
+  'object-docs': caches.objects.docs,
+  'link-targets': caches.objects.linkTargets,
+  'api-key-principals': caches.principals,
+});
 
 export const createCaches = ({ events, runner, decode, reads, clock }: CachedEngines): ServiceCaches => {
   return {

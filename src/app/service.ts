@@ -12,7 +12,9 @@ import { snapshotSpec } from '../projections/reporting/snapshots.ts';
 import { openBlobStore } from './open-blob-store.ts';
 import { DownloadSigner, resolveDownloadSecret } from '../blobs/signed-urls.ts';
 import { runnerStatus } from '../queries/reporting-api.ts';
-import { createCaches } from './caches.ts';
+import { countedCaches, createCaches } from './caches.ts';
+import { ServiceMetrics } from './metrics.ts';
+import { httpMetricsOf, readinessOf } from './observability.ts';
 import { startProjector } from './projector.ts';
 import { runnerOptions } from './runner-options.ts';
 
@@ -43,8 +45,14 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   }
   const model = loadAppModel(config);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
-  const runner = new ProjectionRunner(runnerOptions(config, engines, model.projectors, logger));
-  const caches = createCaches({ events: engines.events, runner, decode: model.decode, reads: engines.reads, ...(options.clock ? { clock: options.clock } : {}) });
+  const metrics = new ServiceMetrics(config.role);
+  const runner = new ProjectionRunner({ ...runnerOptions(config, engines, model.projectors, logger), onBatch: metrics.onBatch });
+  // What commands append is counted by type; the runner and queries only read.
+  const events = metrics.countAppends(engines.events);
+  const caches = createCaches({ events, runner, decode: model.decode, reads: engines.reads, ...(options.clock ? { clock: options.clock } : {}) });
+  metrics.watchProjections(() => runner.status());
+  metrics.watchCaches(countedCaches(caches));
+  metrics.watchThrottles({ 'api-key': caches.throttles.apiKeys, admin: caches.throttles.admin });
   await engines.reads.ensureCollection(snapshotSpec);
   await runner.start();
   const blobs = await openBlobStore(config, engines);
@@ -59,7 +67,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   const app = createApp({
     config,
     logger,
-    events: engines.events,
+    events,
     reads: engines.reads,
     runner,
     schema: model.schema,
@@ -73,6 +81,8 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     sessions: caches.sessions,
     blobs,
     signer,
+    metrics: httpMetricsOf(config, metrics),
+    readiness: readinessOf(config, engines, logger),
     reporting: {
       reads: engines.reads,
       events: engines.events,

@@ -3,6 +3,7 @@ import { configFile } from './paths.ts';
 import { FILES_ENV_SPEC, filesConfigOf, type FilesConfig } from './files-config.ts';
 import { byteSize, decodeEnv, httpUrl, integer, oneOf, optional, text } from './env.ts';
 import { parseTrustProxy, TRUST_PROXY_EXPECTED, type TrustProxy } from './trust-proxy.ts';
+import { OBSERVABILITY_ENV_SPEC, observabilityConfigOf, type ObservabilityConfig } from './observability-config.ts';
 
 const ENGINE_URL = (schemes: readonly string[]) => (s: string) => schemes.some((p) => s.startsWith(p)) && URL.canParse(s);
 
@@ -38,6 +39,7 @@ export const ENV_SPEC = {
   SVC_TRUST_PROXY: optional(text(TRUST_PROXY_EXPECTED, (s) => parseTrustProxy(s) !== undefined)),
   SVC_LOG_LEVEL: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
   ...FILES_ENV_SPEC,
+  ...OBSERVABILITY_ENV_SPEC,
 };
 
 export interface Config {
@@ -76,6 +78,8 @@ export interface Config {
   /** Whether (and how far) the client address is taken from X-Forwarded-For. */
   readonly trustProxy: TrustProxy;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** /metrics protection and what /readyz accepts. */
+  readonly observability: ObservabilityConfig;
 }
 
 export class ConfigError extends Error {
@@ -117,5 +121,6 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     trustProxy: parseTrustProxy(v.SVC_TRUST_PROXY) ?? { kind: 'off' },
     logLevel: v.SVC_LOG_LEVEL,
     files: filesConfigOf(v),
+    observability: observabilityConfigOf(v, v.SVC_EVENT_STORE ? 'esdb' : 'sqlite'),
   };
 };

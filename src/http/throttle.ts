@@ -52,6 +52,12 @@ export class FailureThrottle {
   private sweptAt = -Infinity;
   private refreshing: Promise<void> | undefined;
   private ready: Promise<void> | undefined;
+  /**
+   * For the service's metrics (plain numbers, read on scrape): failures counted, trips (the failure
+   * that reached the limit; the store's count is atomic, so across processes each block is counted
+   * by exactly one of them) and requests refused while blocked.
+   */
+  readonly counts = { failures: 0, trips: 0, refusals: 0 };
 
   constructor(private readonly reads: ReadStore, options: ThrottleOptions) {
     this.scope = options.scope;
@@ -67,7 +73,10 @@ export class FailureThrottle {
     this.refreshInBackground(now);
     const until = this.blocks.get(client);
     if (until === undefined) return 0;
-    if (until > now) return until - now;
+    if (until > now) {
+      this.counts.refusals++;
+      return until - now;
+    }
     this.blocks.delete(client);
     return 0;
   }
@@ -81,6 +90,7 @@ export class FailureThrottle {
     const now = this.clock();
     const windowEnd = (Math.floor(now / this.windowMs) + 1) * this.windowMs;
     const id = `${this.scope}|${windowEnd}|${client}`;
+    this.counts.failures++;
     let failures: number;
     try {
       await this.collection();
@@ -92,6 +102,8 @@ export class FailureThrottle {
       this.fallback.set(id, failures);
     }
     if (failures < this.limit) return { blockedMs: 0, blockedBefore: false };
+    if (failures === this.limit) this.counts.trips++;
+    else this.counts.refusals++;
     this.blocks.set(client, windowEnd);
     return { blockedMs: windowEnd - now, blockedBefore: failures > this.limit };
   }

@@ -49,6 +49,8 @@ export interface RunnerOptions {
   readonly launchRebuild?: RebuildLauncher;
   /** The most one commit may carry; the read store's own bound (ReadStore.maxBatch) by default. */
   readonly maxBatch?: BatchLimit;
+  /** Told of every batch folded without error, for the service's metrics (which this folder does not import). */
+  readonly onBatch?: (projection: string, seconds: number, events: number) => void;
 }
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -428,8 +430,10 @@ export class ProjectionRunner {
 
   private async foldBatch(run: Running, batch: readonly RecordedEvent[], more: boolean): Promise<void> {
     run.busy = true;
+    const started = performance.now();
     try {
       await this.applyBatchNow(run, batch, more);
+      this.options.onBatch?.(run.projector.name, (performance.now() - started) / 1000, batch.length);
     } catch (error) {
       this.fail(run, error as Error);
     } finally {

@@ -18,6 +18,9 @@
 export class VersionedCache<K, V> {
   private readonly entries = new Map<K, V>();
   private tag = -1;
+  /** Look-ups answered from the cache and not, for the service's metrics (plain numbers: read on scrape, so counting costs an add). */
+  hits = 0;
+  misses = 0;
 
   constructor(
     private readonly currentVersion: () => number,
@@ -34,9 +37,13 @@ export class VersionedCache<K, V> {
     if (now !== this.tag) {
       if (this.entries.size > 0) this.entries.clear();
       this.tag = now;
+      this.misses++;
       return undefined;
     }
-    return now < 0 ? undefined : this.entries.get(key);
+    const value = now < 0 ? undefined : this.entries.get(key);
+    if (value === undefined) this.misses++;
+    else this.hits++;
+    return value;
   }
 
   /** Stores a value loaded after `version()` answered `loadedAt`; ignored if the model has moved since. */

@@ -4,24 +4,23 @@
  * 2020-12, OpenAPI 3.1's dialect) against the document's schema for its path, method, status and
  * media type. A status the document does not list for the operation fails too.
  */
-import Ajv2020Module from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import formats from 'ajv-formats';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { basic, createReader, createUser, issueKey, unique, type Reader } from '../../support/fixtures.ts';
 import { EXAMPLE_CONTROL, PUSH_DATA_GROUP } from '../../support/push-data.ts';
 import { startTestService, type TestService } from '../../support/service.ts';
 
-// CommonJS modules seen from ESM: the class is the default export's own default.
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: unknown }).default ?? Ajv2020Module) as typeof Ajv2020Module;
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as typeof addFormatsModule;
+// A CommonJS module seen from ESM: the plugin is the default export's own default.
+const addFormats = formats.default;
 
 type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, unknown> }> }>> };
 
 interface Ctx {
   svc: TestService;
   doc: Doc;
-  ajv: InstanceType<typeof Ajv2020>;
+  ajv: Ajv2020;
   reader: Reader;
   /** Operations (`GET /path`) and statuses whose answers were validated. */
   seen: Set<string>;
