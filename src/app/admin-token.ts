@@ -5,7 +5,7 @@ import { ensurePrivateDirectory, PRIVATE_FILE_MODE, tightenMode } from '../drive
 
 export interface AdminToken {
   readonly token: string;
-  /** True when this call generated the token (so the caller prints it, once). */
+  /** True when this call generated the token (so the caller logs where it is, once). */
   readonly generated: boolean;
   readonly file?: string;
 }

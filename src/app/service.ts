@@ -39,10 +39,8 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   ensurePrivateDirectory(config.dataDir);
   if (config.role === 'projector') return startProjector(config, logger, options);
   const admin = resolveAdminToken(config.adminToken, config.dataDir);
-  if (admin.generated) {
-    // Printed once, on the start that created it; afterwards it is only in the file.
-    process.stdout.write(`\nAdmin token (also stored in ${admin.file}, mode 0600):\n  ${admin.token}\n\n`);
-  }
+  // Only the path is logged: standard output lands in log collectors, the token stays in its 0600 file.
+  if (admin.generated) logger.warn({ file: admin.file }, 'admin token generated: it is in this file only (mode 0600)');
   const model = loadAppModel(config);
   const engines = await openEngines(config, options.clock ? { clock: options.clock } : {});
   const metrics = new ServiceMetrics(config.role);
