@@ -12,6 +12,8 @@ import { snapshotSpec } from '../projections/reporting/snapshots.ts';
 import { openBlobStore } from './open-blob-store.ts';
 import { DownloadSigner, resolveDownloadSecret } from '../blobs/signed-urls.ts';
 import { runnerStatus } from '../queries/reporting-api.ts';
+import { AnswerCache } from '../queries/answer-cache.ts';
+import { ReplayLimiter } from '../queries/replay-limit.ts';
 import { countedCaches, createCaches } from './caches.ts';
 import { ServiceMetrics } from './metrics.ts';
 import { httpMetricsOf, readinessOf } from './observability.ts';
@@ -90,6 +92,9 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       folds: model.folds,
       parsedSnapshots: caches.parsedSnapshots,
       clock: options.clock ?? Date.now,
+      versionOf: (projection) => runner.version(projection),
+      answers: new AnswerCache(config.reporting.cacheBytes),
+      replays: new ReplayLimiter(config.reporting.atConcurrency, config.reporting.atQueue),
     },
   });
   const http = await startHttpServer(app.callback(), config, logger);

@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { REPORTING_ENV_SPEC, reportingConfigOf, type ReportingConfig } from './reporting-config.ts';
 import { configFile } from './paths.ts';
 import { FILES_ENV_SPEC, filesConfigOf, type FilesConfig } from './files-config.ts';
 import { byteSize, decodeEnv, httpUrl, integer, oneOf, optional, text } from './env.ts';
@@ -31,6 +32,7 @@ export const ENV_SPEC = {
   SVC_MODELS: optional(text('a path to a data-import models JSON file', (s) => s.length > 0)),
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
   SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 2_000),
+  ...REPORTING_ENV_SPEC,
   SVC_ROLE: oneOf(['all', 'api', 'projector'] as const, 'all'),
   SVC_LEASE_TTL_MS: integer(1_000, 600_000, 10_000),
   SVC_LEASE_RENEW_MS: optional(integer(100, 300_000)),
@@ -65,6 +67,8 @@ export interface Config {
   readonly collectionsFile: string;
   /** A collection snapshot is taken whenever its projection has advanced this far in the log. */
   readonly snapshotInterval: number;
+  /** The answer cache and the bound on `at` replays. */
+  readonly reporting: ReportingConfig;
   /** File storage and signed downloads. */
   readonly files: FilesConfig;
   /** all: HTTP and projections in one process; api: HTTP only; projector: projections (and a status endpoint) only. */
@@ -114,6 +118,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     modelsFile: v.SVC_MODELS ? resolve(v.SVC_MODELS) : configFile('models.json'),
     collectionsFile: v.SVC_COLLECTIONS ? resolve(v.SVC_COLLECTIONS) : configFile('collections.json'),
     snapshotInterval: v.SVC_SNAPSHOT_INTERVAL,
+    reporting: reportingConfigOf(v),
     role: v.SVC_ROLE,
     leases: { ttlMs: v.SVC_LEASE_TTL_MS, renewMs },
     checkpointPollMs: v.SVC_CHECKPOINT_POLL_MS,

@@ -3,6 +3,7 @@ import { InvalidControlFile } from '../commands/rest-apis.ts';
 import { ContentionTimeout } from '../commands/appending/until-committed.ts';
 import { ObjectQueryError } from '../queries/object-api.ts';
 import { UnknownCollectionError } from '../queries/reporting-api.ts';
+import { BusyError } from '../queries/replay-limit.ts';
 
 /**
  * Errors that carry their HTTP meaning. Handlers throw these; `handleErrors` is the one place that
@@ -45,6 +46,7 @@ export const toHttpError = (e: unknown): HttpError | undefined => {
   if (e instanceof ObjectQueryError) return new HttpError(400, e.kind, e.message);
   if (e instanceof UnknownCollectionError) return new HttpError(404, 'svc:api:reporting:no-such-collection', e.message);
   // Nothing was written and the request may simply be sent again.
+  if (e instanceof BusyError) return new HttpError(503, 'svc:api:busy', e.message, { 'Retry-After': String(e.retryAfterSeconds) });
   if (e instanceof ContentionTimeout) return new HttpError(503, 'svc:api:busy', `${e.message}; nothing was changed, retry later`, { 'Retry-After': '1' });
   return undefined;
 };

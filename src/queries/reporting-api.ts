@@ -1,14 +1,16 @@
 import type { EventStore } from '../events/event-store.ts';
 import { OBJECT_EVENT_TYPES } from '../domain/objects/events.ts';
 import type { Projector } from '../projections/projector.ts';
-import type { ReadStore } from '../projections/read-store.ts';
+import type { Doc, ReadStore } from '../projections/read-store.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
 import { MemoryDocs } from '../projections/batch-docs.ts';
 import type { Schema } from '../domain/schema.ts';
 import { REF_FACT, type CollectionDef, type FactDef } from '../domain/reporting/collection.ts';
 import { DomainError } from '../domain/errors.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
-import { OBJECTS, type ObjectDoc, type RowDoc } from '../projections/read-models.ts';
+import type { RowDoc } from '../projections/read-models.ts';
+import type { AnswerCache } from './answer-cache.ts';
+import type { ReplayLimiter } from './replay-limit.ts';
 import type { ObjectInfo } from '../projections/reporting/object-info.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
@@ -25,6 +27,12 @@ export interface ReportingDeps {
   /** Snapshots of `reads` parsed for earlier answers. */
   readonly parsedSnapshots: ParsedSnapshots;
   readonly clock: () => number;
+  /** The version of a projection (ProjectionRunner.version): answers are kept for one version. Without it nothing is kept. */
+  readonly versionOf?: (projection: string) => number;
+  /** Serialised answers of this process. */
+  readonly answers?: AnswerCache;
+  /** Bounds the replays for `at` answers running and waiting at once. */
+  readonly replays?: ReplayLimiter;
 }
 
 export class UnknownCollectionError extends Error {
@@ -67,27 +75,67 @@ export const collectionDetail = async (deps: ReportingDeps, name: string) => {
   };
 };
 
+/**
+ * Long answers (10,000 rows take tens of milliseconds to read, filter and serialise) give the event
+ * loop back whenever a slice of their work has run this long, so the requests queued behind them
+ * (an object GET takes under a millisecond) wait for one slice, not for the whole answer.
+ */
+const SLICE_MS = 4;
+type Pause = () => Promise<void>;
+const slicer = (): Pause => {
+  let since = performance.now();
+  return async () => {
+    if (performance.now() - since < SLICE_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    since = performance.now();
+  };
+};
+
+/** Documents read from the store per call while answering: each read is one slice at most. */
+const PAGE = 1000;
+
 /** Replays the log into the collection's fold, from the newest snapshot at or before `at` to the last event at or before it. */
-export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date): Promise<MemoryDocs> => {
+export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date, pause: Pause = slicer()): Promise<MemoryDocs> => {
   const fold = deps.folds.get(name)!;
   const snapshot = await latestSnapshot(deps.reads, fold.name, at);
   const docs = snapshot ? await loadSnapshot(deps.reads, deps.parsedSnapshots, snapshot) : new MemoryDocs();
   for await (const event of deps.events.readAll({ after: snapshot?.position ?? 0, until: at, types: OBJECT_EVENT_TYPES })) {
     await fold.apply(event, docs);
+    await pause();
   }
   return docs;
 };
 
 interface RowSource {
-  rows(): Promise<RowDoc[]>;
-  infos(refs: readonly string[]): Promise<Map<string, ObjectInfo>>;
+  rows(pause: Pause): Promise<RowDoc[]>;
+  infos(refs: readonly string[], pause: Pause): Promise<Map<string, ObjectInfo>>;
 }
+
+/** Documents of `collection` by id, a page per read. */
+const getManyPaged = async <T extends Doc>(reads: ReadStore, collection: string, ids: readonly string[], pause: Pause): Promise<Map<string, T>> => {
+  const out = new Map<string, T>();
+  for (let i = 0; i < ids.length; i += PAGE) {
+    for (const [id, doc] of await reads.getMany<T>(collection, ids.slice(i, i + PAGE))) out.set(id, doc);
+    await pause();
+  }
+  return out;
+};
 
 const liveSource = (deps: ReportingDeps, name: string): RowSource => {
   const names = collectionNames(name);
   return {
-    rows: () => deps.reads.find<RowDoc>(names.rows, { sort: [['id', 'asc']] }),
-    infos: (refs) => deps.reads.getMany<ObjectInfo>(names.objects, refs),
+    async rows(pause) {
+      // Paged by id: one page per read, in id order as a single read would give them.
+      const all: RowDoc[] = [];
+      for (;;) {
+        const last = all.at(-1)?.id;
+        const page = await deps.reads.find<RowDoc>(names.rows, { ...(last !== undefined ? { where: { id: { $gt: last } } } : {}), sort: [['id', 'asc']], limit: PAGE });
+        all.push(...page);
+        await pause();
+        if (page.length < PAGE) return all;
+      }
+    },
+    infos: (refs, pause) => getManyPaged<ObjectInfo>(deps.reads, names.objects, refs, pause),
   };
 };
 
@@ -104,15 +152,30 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
 /** Whether any fact source follows a link: its value is read from another object. */
 const readsThroughLinks = (f: FactDef): boolean => 'attribute' in f.source && f.source.linked !== undefined;
 
+/** JSON of `items` joined by commas, serialised a slice at a time. */
+const joinedJson = async <T>(items: readonly T[], one: (item: T) => string, pause: Pause): Promise<string> => {
+  const parts: string[] = [];
+  for (let i = 0; i < items.length; i += PAGE) {
+    parts.push(items.slice(i, i + PAGE).map(one).join(','));
+    await pause();
+  }
+  return parts.join(',');
+};
+
 /**
- * Rows the principal may read, with the `objects` dictionary of every ref used as a fact value.
+ * Rows the principal may read, with the `objects` dictionary of every ref used as a fact value, as
+ * the JSON members `"columns":…,"rows":…,"objects":…` (the answer without its braces and its name,
+ * status and time, which change without the rows changing).
+ *
  * Who may read what is decided on the objects' labels as they are now (also for a past `at`: an
- * object since relabelled confidential is hidden from the past too). A ref value whose object the
+ * object since relabelled confidential is hidden from the past too), as the collection's live fold
+ * knows them: the same labels as the objects read model's (both fold every object event), and the
+ * same version as the rows, so the answer is one projection's. A ref value whose object the
  * principal may not read (or that is gone) is null, so every ref left in `rows` is a key of
  * `objects`; a fact read through links from an object the principal may not read is null too.
  */
-const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, access: ReadAccess) => {
-  const all = await source.rows();
+const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, live: boolean, access: ReadAccess, pause: Pause): Promise<Buffer> => {
+  const all = await source.rows(pause);
   const mentioned = new Set<string>();
   for (const row of all) {
     mentioned.add(row.id);
@@ -123,27 +186,35 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
       if (f.type === 'refList' && Array.isArray(v)) for (const r of v) mentioned.add(String(r));
     });
   }
-  const current = access.all ? undefined : await deps.reads.getMany<ObjectDoc>(OBJECTS, [...mentioned]);
+  await pause();
+  // Now: what the rows name, with their labels now, in one read. At a past instant: labels now,
+  // descriptions (titles, parents) as they were then.
+  const ids = [...mentioned];
+  const infos = await source.infos(ids, pause);
+  const current = access.all ? undefined : live ? infos : await getManyPaged<ObjectInfo>(deps.reads, collectionNames(c.name).objects, ids, pause);
   const readable = (ref: string) => access.all || (current!.has(ref) && canRead(access, current!.get(ref)!.labels));
 
   const refs = new Set<string>();
   const labelRefs = new Set<string>();
-  const rows = all
-    .filter((r) => readable(r.id))
-    .map((row) => {
+  const rows: unknown[][] = [];
+  for (let i = 0; i < all.length; i += PAGE) {
+    for (const row of all.slice(i, i + PAGE)) {
+      if (!readable(row.id)) continue;
       const hiddenLinks = row.linkedTo.some((t) => !readable(t));
-      return row.values.map((v, i) => {
-        if (i === 0) return v;
-        const f = c.facts[i - 1]!;
-        if (hiddenLinks && readsThroughLinks(f)) return null;
-        if (f.type === 'ref' && typeof v === 'string') return readable(v) ? (refs.add(v), v) : null;
-        if (f.type === 'refList' && Array.isArray(v)) return v.map(String).filter((r) => readable(r) && refs.add(r));
-        if (f.type === 'labelList' && Array.isArray(v)) for (const r of v) labelRefs.add(String(r));
-        return v;
-      });
-    });
-  // The rows' own objects are looked up with the ref values: each row shows its object's title.
-  const infos = await source.infos([...new Set([...refs, ...rows.map((values) => values[0] as string)])]);
+      rows.push(
+        row.values.map((v, i) => {
+          if (i === 0) return v;
+          const f = c.facts[i - 1]!;
+          if (hiddenLinks && readsThroughLinks(f)) return null;
+          if (f.type === 'ref' && typeof v === 'string') return readable(v) ? (refs.add(v), v) : null;
+          if (f.type === 'refList' && Array.isArray(v)) return v.map(String).filter((r) => readable(r) && refs.add(r));
+          if (f.type === 'labelList' && Array.isArray(v)) for (const r of v) labelRefs.add(String(r));
+          return v;
+        }),
+      );
+    }
+    await pause();
+  }
   const objects: Record<string, { title: string; parent?: string; behaviour?: string }> = {};
   for (const ref of [...refs].sort()) {
     const info = infos.get(ref);
@@ -153,7 +224,7 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
   }
   // A ref whose object the fold does not know (no title to give) is null too, never dangling.
   const known = (v: unknown) => (typeof v === 'string' && !(v in objects) ? null : v);
-  const shown = rows.map((values) => {
+  const shown = (values: unknown[]) => {
     const out = values.map((v, i) => {
       if (i === 0) return v;
       const f = c.facts[i - 1]!;
@@ -163,13 +234,16 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
     });
     // Haplo's second column: the title of the row's object.
     out.splice(1, 0, infos.get(values[0] as string)?.title ?? null);
-    return out;
-  });
+    return JSON.stringify(out);
+  };
   for (const ref of [...labelRefs].sort()) {
     const label = deps.schema.byRef(ref);
     if (label) objects[ref] = { title: label.name };
   }
-  return { columns: ['ref', 'objectTitle', ...c.facts.map((f) => f.name)], rows: shown, objects };
+  const columns = JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)]);
+  const rowsJson = await joinedJson(rows, shown, pause);
+  const objectsJson = await joinedJson(Object.entries(objects), ([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`, pause);
+  return Buffer.from(`"columns":${columns},"rows":[${rowsJson}],"objects":{${objectsJson}}`);
 };
 
 /**
@@ -179,18 +253,54 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
  */
 const mayReadSomething = (deps: ReportingDeps, access: ReadAccess): boolean => access.all || [...access.labels].some((l) => deps.schema.labels.has(l));
 
-/** Collection data now, or as it was at `at` (an `at` in the future answers as now). */
-export const collectionData = async (deps: ReportingDeps, name: string, at: Date | undefined, access: ReadAccess) => {
+/** What decides which rows and values a caller sees: the cache keeps one answer per distinct access. */
+const accessKey = (access: ReadAccess) => (access.all ? '*' : JSON.stringify([...access.labels].sort()));
+
+/** An answer of collection-data: its name, status and time, and the rest as JSON bytes (see `answer`). */
+export interface CollectionAnswer {
+  readonly name: string;
+  readonly status: 'ready' | 'updating';
+  readonly at: string;
+  /** `"columns":…,"rows":…,"objects":…`: the JSON object's other members. */
+  readonly members: Buffer;
+}
+
+/** The whole JSON document of an answer. */
+export const answerJson = (a: CollectionAnswer): Buffer =>
+  Buffer.concat([Buffer.from(`{"name":${JSON.stringify(a.name)},"status":${JSON.stringify(a.status)},"at":${JSON.stringify(a.at)},`), a.members, Buffer.from('}')]);
+
+/**
+ * Collection data now, or as it was at `at` (an `at` in the future answers as now). Answers are kept
+ * serialised (when `deps.answers` is given) for the version of the collection's projection they
+ * were made from, one per distinct access; replays for `at` run under `deps.replays`' limit.
+ */
+export const collectionAnswer = async (deps: ReportingDeps, name: string, at: Date | undefined, access: ReadAccess): Promise<CollectionAnswer> => {
   const c = find(deps, name);
   if (!mayReadSomething(deps, access)) {
     throw new DomainError('forbidden', 'svc:api:reporting:not-permitted', `The API key's user may read no objects, so nothing of collection ${name}`);
   }
   const now = deps.clock();
   const status = await collectionStatus(deps, name);
-  if (!at || at.getTime() >= now) {
-    return { name, status, at: new Date(now).toISOString(), ...(await answer(deps, c, liveSource(deps, name), access)) };
-  }
-  const docs = await replayCollectionAt(deps, name, at);
-  return { name, status, at: at.toISOString(), ...(await answer(deps, c, memorySource(docs, name), access)) };
+  const past = at && at.getTime() < now ? at : undefined;
+  const compute = async () => {
+    const pause = slicer();
+    if (!past) return answer(deps, c, liveSource(deps, name), true, access, pause);
+    const replay = async () => answer(deps, c, memorySource(await replayCollectionAt(deps, name, past, pause), name), false, access, pause);
+    return deps.replays ? deps.replays.run(replay) : replay();
+  };
+  // Now and at a past instant alike, the answer is the projection's at one version: a past answer
+  // takes today's labels from it, and an event recorded at or before `at` that was still being
+  // appended would move it too.
+  const projection = projectionName(name);
+  const version = () => deps.versionOf?.(projection) ?? -1;
+  const key = `${name}\u0000${past ? past.toISOString() : 'now'}\u0000${accessKey(access)}`;
+  const members = deps.answers ? await deps.answers.through(key, version, compute) : await compute();
+  return { name, status, at: (past ?? new Date(now)).toISOString(), members };
 };
 
+/** Collection data as a value (the command line's CSV and JSON output). */
+export const collectionData = async (deps: ReportingDeps, name: string, at: Date | undefined, access: ReadAccess) => {
+  const a = await collectionAnswer(deps, name, at, access);
+  const { columns, rows, objects } = JSON.parse(`{${a.members.toString()}}`) as { columns: string[]; rows: unknown[][]; objects: Record<string, { title: string; parent?: string; behaviour?: string }> };
+  return { name: a.name, status: a.status, at: a.at, columns, rows, objects };
+};

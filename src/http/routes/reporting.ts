@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { ReadStore } from '../../projections/read-store.ts';
-import { collectionData, collectionDetail, listCollections, type ReportingDeps } from '../../queries/reporting-api.ts';
+import { answerJson, collectionAnswer, collectionDetail, listCollections, type ReportingDeps } from '../../queries/reporting-api.ts';
 import { parseAt } from '../../queries/parse-at.ts';
 import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
 import type { FailureThrottle } from '../throttle.ts';
@@ -19,7 +19,10 @@ export const reportingRoutes = (deps: ReportingDeps, reads: ReadStore, throttle:
   });
   router.get('/collection-data/:name', async (ctx) => {
     const at = parseAt(ctx.query.at);
-    ctx.body = await collectionData(deps, ctx.params.name!, at, ctx.state.principal.access);
+    const json = answerJson(await collectionAnswer(deps, ctx.params.name!, at, ctx.state.principal.access));
+    // Sent as the bytes made once per version; only a request for indented output parses them again.
+    ctx.body = ctx.query.output === 'pretty' ? (JSON.parse(json.toString()) as object) : json;
+    ctx.type = 'application/json; charset=utf-8';
   });
   return router;
 };

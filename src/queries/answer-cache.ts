@@ -1,0 +1,69 @@
+/**
+ * Serialised answers (JSON bytes) kept per key for exactly one version of the read model they were
+ * derived from, bounded by their total size in bytes (least recently used dropped first). The
+ * caller tags a value with the version it read BEFORE loading its sources (as VersionedCache's
+ * protocol: src/projections/versioned-cache.ts), so a value loaded while a batch was committed is
+ * never served once that commit is announced. A negative version (no such projection in this
+ * process) turns caching off. Requests for the same key and version while it is being computed
+ * share that one computation.
+ */
+export class AnswerCache {
+  private readonly entries = new Map<string, { readonly version: number; readonly bytes: Buffer }>();
+  private readonly pending = new Map<string, { readonly version: number; readonly value: Promise<Buffer> }>();
+  private total = 0;
+
+  constructor(readonly maxBytes: number) {}
+
+  /** The bytes kept for `key` at `version`, else those `compute` makes (kept if the version has not moved meanwhile). */
+  async through(key: string, version: () => number, compute: () => Promise<Buffer>): Promise<Buffer> {
+    const at = version();
+    if (at < 0) return compute();
+    const hit = this.entries.get(key);
+    if (hit && hit.version === at) {
+      // Most recently used last.
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit.bytes;
+    }
+    if (hit) this.drop(key);
+    const running = this.pending.get(key);
+    if (running && running.version === at) return running.value;
+    const value = compute();
+    this.pending.set(key, { version: at, value });
+    try {
+      const bytes = await value;
+      if (version() === at) this.keep(key, at, bytes);
+      return bytes;
+    } finally {
+      if (this.pending.get(key)?.value === value) this.pending.delete(key);
+    }
+  }
+
+  private keep(key: string, version: number, bytes: Buffer): void {
+    this.drop(key);
+    // One answer may not push out most of the others.
+    if (bytes.length > this.maxBytes / 2) return;
+    for (const oldest of this.entries.keys()) {
+      if (this.total + bytes.length <= this.maxBytes) break;
+      this.drop(oldest);
+    }
+    this.entries.set(key, { version, bytes });
+    this.total += bytes.length;
+  }
+
+  private drop(key: string): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    this.total -= e.bytes.length;
+  }
+
+  /** Bytes of the answers kept. */
+  get bytes(): number {
+    return this.total;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
