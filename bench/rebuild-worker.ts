@@ -12,7 +12,7 @@ const cli = await openCli();
 try {
   const projectors = cli.select('all');
   const started = performance.now();
-  const result = await rebuildProjections({ events: cli.engines.events, reads: cli.engines.reads, projectors });
+  const result = await rebuildProjections({ events: cli.engines.events, reads: cli.engines.reads, projectors, cacheBytes: cli.config.rebuildCacheBytes });
   const ms = performance.now() - started;
   process.stdout.write(`${JSON.stringify({ projections: projectors.map((p) => p.name), processed: result.processed, position: result.position, ms: Math.round(ms), phase: result.phase })}\n`);
 } finally {

@@ -40,6 +40,7 @@ const run = async (): Promise<RebuildWorkerMessage> => {
       resumeAfterStop: true,
       leaseTtlMs: input.config.leases.ttlMs,
       leaseRenewMs: input.config.leases.renewMs,
+      cacheBytes: input.config.rebuildCacheBytes,
     });
     return { kind: 'done', progress };
   } finally {

@@ -32,6 +32,7 @@ export const ENV_SPEC = {
   SVC_MODELS: optional(text('a path to a data-import models JSON file', (s) => s.length > 0)),
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
   SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 2_000),
+  SVC_REBUILD_CACHE: byteSize(48 * 1024 * 1024),
   ...REPORTING_ENV_SPEC,
   SVC_ROLE: oneOf(['all', 'api', 'projector'] as const, 'all'),
   SVC_LEASE_TTL_MS: integer(1_000, 600_000, 10_000),
@@ -67,6 +68,8 @@ export interface Config {
   readonly collectionsFile: string;
   /** A collection snapshot is taken whenever its projection has advanced this far in the log. */
   readonly snapshotInterval: number;
+  /** Bytes of folded documents (as JSON) a rebuild keeps in memory; the rest is written and read back. */
+  readonly rebuildCacheBytes: number;
   /** The answer cache and the bound on `at` replays. */
   readonly reporting: ReportingConfig;
   /** File storage and signed downloads. */
@@ -118,6 +121,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     modelsFile: v.SVC_MODELS ? resolve(v.SVC_MODELS) : configFile('models.json'),
     collectionsFile: v.SVC_COLLECTIONS ? resolve(v.SVC_COLLECTIONS) : configFile('collections.json'),
     snapshotInterval: v.SVC_SNAPSHOT_INTERVAL,
+    rebuildCacheBytes: v.SVC_REBUILD_CACHE,
     reporting: reportingConfigOf(v),
     role: v.SVC_ROLE,
     leases: { ttlMs: v.SVC_LEASE_TTL_MS, renewMs },

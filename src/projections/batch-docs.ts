@@ -7,7 +7,12 @@ interface Entry {
   readonly collection: string;
   readonly id: string;
   readonly doc: Doc | null;
+  /** Estimated bytes of the document's JSON (see BatchDocs.cachedBytes). */
+  readonly bytes: number;
 }
+
+/** One document in this many has its JSON measured; the others count as their collection's mean so far. */
+const SAMPLE_EVERY = 64;
 
 /**
  * Documents seen while folding: reads fall through to the store once, writes stay in memory
@@ -23,48 +28,110 @@ export class BatchDocs implements DocAccess {
   /** Bytes of the unwritten puts (as writeOpBytes counts them), kept only when `measure` is set. */
   private unwrittenBytes = 0;
   private readonly sizes = new Map<string, number>();
+  private cached = 0;
+  /** Per collection: documents measured, and their mean JSON bytes. */
+  private readonly means = new Map<string, { measured: number; seen: number; mean: number }>();
+  private whole: boolean;
 
   constructor(
     private readonly store: ReadStore,
     /** Maps a projector's collection name to the physical one (rebuilds write into fresh copies). */
     private readonly physical: (collection: string) => string = (c) => c,
     /** True when every document folded so far is in this cache (a rebuild from the start). */
-    readonly complete = false,
+    complete = false,
     /** Keep count of the unwritten bytes (for stores that bound a transaction's bytes); costs a JSON encoding per write. */
     private readonly measure = false,
-  ) {}
+  ) {
+    this.whole = complete;
+  }
+
+  /** True while every document folded so far is in this cache: a miss is a document that does not exist. */
+  get complete(): boolean {
+    return this.whole;
+  }
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
-    const hit = this.cache.get(key(collection, id));
+    const k = key(collection, id);
+    const hit = this.cache.get(k);
     if (hit) return hit.doc as T | null;
-    if (this.complete) return null;
+    if (this.whole) return null;
     const doc = await this.store.get<T>(this.physical(collection), id);
-    this.cache.set(key(collection, id), { collection, id, doc });
-    return doc;
+    // Another get of the same document may have come first while this one waited.
+    if (!this.cache.has(k)) this.remember(k, { collection, id, doc, bytes: this.estimate(collection, doc) });
+    return (this.cache.get(k)!.doc as T | null) ?? null;
   }
 
   put(collection: string, doc: Doc): void {
-    this.set({ collection, id: doc.id, doc });
+    this.set(collection, doc.id, doc);
   }
 
   delete(collection: string, id: string): void {
-    this.set({ collection, id, doc: null });
+    this.set(collection, id, null);
   }
 
-  private set(entry: Entry): void {
-    const k = key(entry.collection, entry.id);
+  /**
+   * JSON bytes of a document, measured for one in SAMPLE_EVERY (and the first few) of each
+   * collection: measuring every write would cost a second JSON encoding of everything folded.
+   */
+  private estimate(collection: string, doc: Doc | null, exact?: number): number {
+    if (doc === null) return 0;
+    let m = this.means.get(collection);
+    if (!m) this.means.set(collection, (m = { measured: 0, seen: 0, mean: 0 }));
+    m.seen++;
+    if (exact === undefined && m.measured >= 8 && m.seen % SAMPLE_EVERY !== 0) return m.mean;
+    const bytes = exact ?? Buffer.byteLength(JSON.stringify(doc));
+    m.measured++;
+    m.mean += (bytes - m.mean) / Math.min(m.measured, 1024);
+    return bytes;
+  }
+
+  /** Written entries go to the end of the cache, so eviction drops the documents least recently written. */
+  private remember(k: string, entry: Entry): void {
+    const old = this.cache.get(k);
+    if (old) {
+      this.cached -= old.bytes;
+      this.cache.delete(k);
+    }
     this.cache.set(k, entry);
+    this.cached += entry.bytes;
+  }
+
+  private set(collection: string, id: string, doc: Doc | null): void {
+    const k = key(collection, id);
+    const exact = this.measure && doc !== null ? writeOpBytes({ kind: 'put', collection, doc }) : undefined;
+    const entry: Entry = { collection, id, doc, bytes: this.estimate(collection, doc, exact) };
+    this.remember(k, entry);
     this.unwritten.set(k, entry);
     this.recent.set(k, entry);
     if (this.measure) {
-      const bytes = entry.doc === null ? 0 : writeOpBytes({ kind: 'put', collection: entry.collection, doc: entry.doc });
-      this.unwrittenBytes += bytes - (this.sizes.get(k) ?? 0);
-      this.sizes.set(k, bytes);
+      this.unwrittenBytes += entry.bytes - (this.sizes.get(k) ?? 0);
+      this.sizes.set(k, entry.bytes);
     }
   }
 
   get size(): number {
     return this.cache.size;
+  }
+
+  /** Estimated JSON bytes of the cached documents (sampled: see `estimate`). */
+  get cachedBytes(): number {
+    return this.cached;
+  }
+
+  /**
+   * Drops the documents least recently written until the cache holds at most `bytes`; from then on
+   * the cache is no longer the whole state, and misses read the store. Only written documents can
+   * go: call it after a commit.
+   */
+  evict(bytes: number): void {
+    if (this.unwritten.size > 0) throw new Error('Evicting documents that are not written yet');
+    if (this.cached <= bytes) return;
+    this.whole = false;
+    for (const [k, entry] of this.cache) {
+      if (this.cached <= bytes) break;
+      this.cache.delete(k);
+      this.cached -= entry.bytes;
+    }
   }
 
   get pending(): number {
@@ -102,7 +169,7 @@ export class BatchDocs implements DocAccess {
 
   /** Every document of a collection; only a complete cache can answer. */
   documents(collection: string): Doc[] {
-    if (!this.complete) throw new Error('Only a complete cache lists documents');
+    if (!this.whole) throw new Error('Only a complete cache lists documents');
     const out: Doc[] = [];
     for (const e of this.cache.values()) if (e.collection === collection && e.doc) out.push(e.doc);
     return out;

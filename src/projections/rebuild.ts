@@ -89,10 +89,18 @@ export interface RebuildOptions {
   readonly owner?: string;
   readonly leaseTtlMs?: number;
   readonly leaseRenewMs?: number;
+  /**
+   * Bytes of folded documents (as JSON; the heap holds about three times that) kept in memory
+   * across all projections. Past it the rebuild commits and drops the documents least recently
+   * written, which are read back from the store when an event needs them: memory is bounded by
+   * this, not by the length of the log.
+   */
+  readonly cacheBytes?: number;
 }
 
-/** Documents held in memory by a rebuild before it commits them and goes on reading from the store. */
-const MAX_CACHED_DOCS = 2_000_000;
+export const DEFAULT_REBUILD_CACHE_BYTES = 48 * 2 ** 20;
+/** What an overfull cache is cut down to: room for a while before the next cut. */
+const EVICT_TO = 0.7;
 const MAX_PENDING_DOCS = 300_000;
 /** Least time between two progress records written to the store. */
 const RECORD_EVERY_MS = 500;
@@ -124,7 +132,8 @@ const takeLeases = async (reads: ReadStore, names: readonly string[], owner: str
  * Blue/green rebuild of one or more projections in one pass over the log: each is folded into
  * fresh copies of its collections (with its own checkpoint, so an interrupted run resumes) while
  * the live ones keep serving, then switched in atomically. A rebuild from the start keeps its
- * documents in memory and writes each once per commit, however many events touched it. The live
+ * documents in memory (up to `cacheBytes`, then the least recently written are dropped and read
+ * back when needed) and writes each once per commit, however many events touched it. The live
  * projection, wherever it runs, finds its checkpoint moved and carries on from the rebuilt
  * position: nothing is missed, nothing applied twice. One rebuild of a projection runs at a time
  * across every process (a lease, renewed while it runs); its progress is recorded in the store.
@@ -156,6 +165,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
   const commitEveryMs = options.commitEveryMs ?? 60_000;
   const limit = options.maxBatch ?? reads.maxBatch;
   const measure = Number.isFinite(limit.bytes);
+  const cacheBytes = options.cacheBytes ?? DEFAULT_REBUILD_CACHE_BYTES;
   const builds: Build[] = [];
   for (const projector of projectors) {
     const checkpoint = rebuildCheckpoint(projector.name);
@@ -259,8 +269,12 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
       });
     }
     if (Date.now() - committedAt > commitEveryMs || builds.some((b) => b.docs.pending > MAX_PENDING_DOCS)) await commitAll(position);
-    // Past this size the cache stops being the whole state: later misses read the committed documents.
-    for (const b of builds) if (b.docs.pending === 0 && b.docs.size > MAX_CACHED_DOCS) b.docs = new BatchDocs(reads, target.physical, false, measure);
+    // Past the bound the cache stops being the whole state: later misses read the committed documents.
+    const cached = builds.reduce((n, b) => n + b.docs.cachedBytes, 0);
+    if (cached > cacheBytes) {
+      await commitAll(position);
+      for (const b of builds) b.docs.evict((b.docs.cachedBytes / cached) * cacheBytes * EVICT_TO);
+    }
     if (last.position > head) head = await events.headPosition();
     await progress('building');
   }

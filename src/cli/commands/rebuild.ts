@@ -22,6 +22,7 @@ export const rebuild = async (cli: CliContext, name: string, flags: { batchSize?
       events: cli.engines.events,
       reads: cli.engines.reads,
       projectors: cli.select(name),
+      cacheBytes: cli.config.rebuildCacheBytes,
       ...(flags.batchSize ? { batchSize: flags.batchSize } : {}),
       onProgress: progressReporter(),
       signal: controller.signal,
