@@ -37,7 +37,13 @@ export interface FindQuery {
 }
 
 export type WriteOp =
-  | { readonly kind: 'put'; readonly collection: string; readonly doc: Doc }
+  | {
+      readonly kind: 'put';
+      readonly collection: string;
+      readonly doc: Doc;
+      /** `doc` as JSON.stringify writes it, when the caller has it already: a store that stores JSON need not encode it again. */
+      readonly json?: string;
+    }
   | { readonly kind: 'delete'; readonly collection: string; readonly id: string };
 
 export interface Checkpoint {
@@ -191,7 +197,7 @@ export class BatchTooLargeError extends Error {
  * Bytes a write op counts for against BatchLimit.bytes: the UTF-8 JSON of a put's document
  * (engine-independent, so a caller can size its windows the same way on every engine); 0 for a delete.
  */
-export const writeOpBytes = (op: WriteOp): number => (op.kind === 'put' ? Buffer.byteLength(JSON.stringify(op.doc)) : 0);
+export const writeOpBytes = (op: WriteOp): number => (op.kind === 'put' ? Buffer.byteLength(op.json ?? JSON.stringify(op.doc)) : 0);
 
 /** Throws BatchTooLargeError when `ops` is past `limit`; `bytesOf` measures one op (default writeOpBytes). */
 export const checkBatch = (ops: readonly WriteOp[], limit: BatchLimit, bytesOf: (op: WriteOp) => number = writeOpBytes): void => {

@@ -242,7 +242,7 @@ export class SqliteReadStore implements ReadStore {
         writers.set(op.collection, w);
       }
       if (op.kind === 'put') {
-        const json = JSON.stringify(op.doc);
+        const json = op.json ?? JSON.stringify(op.doc);
         if (countBytes && (bytes += Buffer.byteLength(json)) > limit.bytes) throw new BatchTooLargeError(ops.length, bytes, limit);
         w.put.run(op.doc.id, json);
       } else w.del.run(op.id);

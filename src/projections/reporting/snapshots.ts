@@ -102,15 +102,23 @@ type Sized = { readonly op: WriteOp; readonly bytes: number };
 const sized = (op: WriteOp): Sized => ({ op, bytes: writeOpBytes(op) });
 
 /**
+ * Most bytes one transaction of snapshot writes carries even where the store has no bound: the
+ * chunks of a part are held as JSON until it is written, so this bounds the memory a full
+ * snapshot of a large fold takes.
+ */
+const PART_BYTES = 16 * 1024 * 1024;
+
+/**
  * Writes `writes` in order, in as few transactions as the store's bound allows. Not atomic: callers
  * order them so that a crash between two leaves nothing a reader can find half-written.
  */
-const writeInParts = async (reads: ReadStore, writes: readonly Sized[]): Promise<void> => {
+const writeInParts = async (reads: ReadStore, writes: Iterable<Sized>): Promise<void> => {
   const limit = reads.maxBatch;
+  const maxBytes = Math.min(limit.bytes, PART_BYTES);
   let part: WriteOp[] = [];
   let bytes = 0;
   for (const { op, bytes: size } of writes) {
-    if (part.length > 0 && (part.length + 1 > limit.ops || bytes + size > limit.bytes)) {
+    if (part.length > 0 && (part.length + 1 > limit.ops || bytes + size > maxBytes)) {
       await reads.bulkWrite(part);
       part = [];
       bytes = 0;
@@ -132,31 +140,36 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
 
 /**
  * Chunk documents of snapshot `id`: at most CHUNK entries and `maxBytes` of JSON each (an entry
- * larger than that alone makes a chunk of its own). Sizes are exact: JSON of an array is its
- * items' JSON joined by commas.
+ * larger than that alone makes a chunk of its own). Each entry is encoded once: its JSON sizes the
+ * chunk and becomes part of the chunk's JSON, handed to the store with the document (JSON of an
+ * object is its keys and values in order; of an array, its items' JSON joined by commas).
  */
-const toChunks = (id: string, entries: readonly Entry[], maxBytes: number): Sized[] => {
-  const chunks: Sized[] = [];
+function* toChunks(id: string, entries: readonly Entry[], maxBytes: number): Generator<Sized> {
   // What the rest of a chunk document takes (its longest id, the keys), so the whole stays within maxBytes.
   const budget = maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${entries.length}`, entries: [] }));
+  let count = 0;
   let current: Entry[] = [];
+  let encoded: string[] = [];
   let bytes = 0;
-  const flush = () => {
-    const doc: SnapshotChunk = { id: `${id}#${chunks.length}`, entries: current };
-    chunks.push({ op: { kind: 'put', collection: SNAPSHOTS, doc }, bytes: Buffer.byteLength(JSON.stringify({ ...doc, entries: [] })) + bytes });
+  const flush = (): Sized => {
+    const doc: SnapshotChunk = { id: `${id}#${count++}`, entries: current };
+    const json = `{"id":${JSON.stringify(doc.id)},"entries":[${encoded.join(',')}]}`;
     current = [];
+    encoded = [];
     bytes = 0;
+    return { op: { kind: 'put', collection: SNAPSHOTS, doc, json }, bytes: Buffer.byteLength(json) };
   };
   for (const entry of entries) {
-    const size = Buffer.byteLength(JSON.stringify(entry));
+    const text = JSON.stringify(entry);
+    const size = Buffer.byteLength(text);
     // `+ 1`: the comma before it.
-    if (current.length > 0 && (current.length >= CHUNK || bytes + 1 + size > budget)) flush();
+    if (current.length > 0 && (current.length >= CHUNK || bytes + 1 + size > budget)) yield flush();
     bytes += (current.length > 0 ? 1 : 0) + size;
     current.push(entry);
+    encoded.push(text);
   }
-  if (current.length > 0) flush();
-  return chunks;
-};
+  if (current.length > 0) yield flush();
+}
 
 /** What this process knows of a fold's newest snapshot, and the changes made since it. */
 interface Tracker {
@@ -172,10 +185,17 @@ interface Tracker {
 
 const writeSnapshot = async (reads: ReadStore, key: string, entries: readonly Entry[], position: number, recordedAt: Date, chain: readonly string[]) => {
   const id = `${key}@${position}`;
-  const chunks = toChunks(id, entries, Math.min(CHUNK_BYTES, reads.maxBatch.bytes));
-  const meta: SnapshotMeta = { id, collection: key, position, recordedAt: recordedAt.toISOString(), chunks: chunks.length, chain: [...chain, id] };
+  let chunks = 0;
+  const counted = function* () {
+    for (const chunk of toChunks(id, entries, Math.min(CHUNK_BYTES, reads.maxBatch.bytes))) {
+      chunks++;
+      yield chunk;
+    }
+  };
+  await writeInParts(reads, counted());
+  const meta: SnapshotMeta = { id, collection: key, position, recordedAt: recordedAt.toISOString(), chunks, chain: [...chain, id] };
   // The meta last: a snapshot is found only once all its chunks are written.
-  await writeInParts(reads, [...chunks, sized({ kind: 'put', collection: SNAPSHOTS, doc: meta })]);
+  await writeInParts(reads, [sized({ kind: 'put', collection: SNAPSHOTS, doc: meta })]);
   return meta;
 };
 

@@ -95,4 +95,22 @@ test('a snapshot is written within the store’s bound of a transaction, chunks 
   assert.equal([...after.collections.get('big')!.values()], rebuilt);
 });
 
+test('a large snapshot on a store without a bound is written in parts of bounded size, each chunk as JSON.stringify writes it', async (ctx) => {
+  const reads = await open(ctx);
+  const parts: number[] = [];
+  const bulkWrite = reads.bulkWrite.bind(reads);
+  reads.bulkWrite = async (ops) => {
+    parts.push(ops.reduce((n, op) => n + writeOpBytes(op), 0));
+    for (const op of ops) if (op.kind === 'put' && op.json !== undefined) assert.is(op.json, JSON.stringify(op.doc));
+    return bulkWrite(ops);
+  };
+  // 60 MB: held at once as JSON it would be what a full snapshot of a large fold costs in memory.
+  const docs = [...bigDocs(120, 500_000), ...Array.from({ length: 3000 }, (_, i) => ({ id: `s${i}`, n: i, name: `naïve "quoted" \\ ${i}` }))];
+  await snapshotOf(reads, docs, 10);
+  assert.ok(parts.length >= 4, `${parts.length} transactions`);
+  for (const bytes of parts) assert.ok(bytes <= 20 * 2 ** 20, `a transaction of ${bytes} bytes`);
+  const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'bigfold'))!);
+  assert.equal([...state.collections.get('big')!.values()], docs);
+});
+
 test.run();
