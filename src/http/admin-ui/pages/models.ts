@@ -40,7 +40,7 @@ export const modelExplorer = (model: ModelDescription): Html => html`
     (d, i) => html`<section class="destination" aria-labelledby="dest-${i}">
       <h2 id="dest-${i}">${d.title} <span class="badges">${destinationBadges(d)}</span></h2>
       <p><code class="snippet">${JSON.stringify(d.snippet)}</code> <span class="subtle">${d.kind === 'object' ? 'Store object' : 'Dictionary'}</span></p>
-      <table class="data">
+      ${scrollBox(html`<table class="data">
         <caption class="visually-hidden">Names of destination ${d.name}</caption>
         <thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col"><abbr title="Multi-value">MV?</abbr></th><th scope="col"><abbr title="Required">Req?</abbr></th><th scope="col">Description</th></tr></thead>
         <tbody>${d.names.map(
@@ -52,7 +52,7 @@ export const modelExplorer = (model: ModelDescription): Html => html`
             <td>${n.description}</td>
           </tr>`,
         )}</tbody>
-      </table>
+      </table>`, `Names of ${d.name}`)}
     </section>`,
   )}
 `;
@@ -117,7 +117,7 @@ export const generatorPage = (o: {
           .map(
             (d, i) => html`<fieldset class="destination">
               <legend>${d.title} <code>${d.name}</code> <span class="badges">${destinationBadges(d)}</span></legend>
-              <table class="data">
+              ${scrollBox(html`<table class="data">
                 <thead><tr><th scope="col">Include</th><th scope="col">Type</th><th scope="col">Multivalue</th><th scope="col">Description</th></tr></thead>
                 <tbody>${d.names.map((n, j) => {
                   const key = selectionKey(d.name, n.name);
@@ -133,7 +133,7 @@ export const generatorPage = (o: {
                     <td>${n.description}</td>
                   </tr>`;
                 })}</tbody>
-              </table>
+              </table>`, `Names of ${d.name}`)}
             </fieldset>`,
           )}
         <div class="form-actions"><button type="submit">Generate control file</button></div>

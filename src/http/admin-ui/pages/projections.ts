@@ -2,6 +2,7 @@
 import type { ProjectionStatus } from '../../../projections/runner.ts';
 import { html, seg, type Html } from '../html.ts';
 import { badge, pageHeading, postButton } from '../layout.ts';
+import { scrollBox } from './lists.ts';
 
 const STATE_VARIANT: Readonly<Record<string, string>> = { live: 'ok', failed: 'error', rebuilding: 'info', 'catching-up': 'info', starting: 'muted', stopped: 'muted' };
 
@@ -40,7 +41,7 @@ export const projectionsPage = (o: { projections: readonly ProjectionStatus[]; c
   ${pageHeading('Projections')}
   <p class="lead">Read models folded from the event log. Lag is how far each is behind the head of the log. A rebuild folds the whole log
     into fresh copies while the live read model keeps serving, then switches them in.</p>
-  <table class="data" id="projections" data-live="${o.projections.some(rebuildRunning) ? 'rebuilding' : 'idle'}">
+  ${scrollBox(html`<table class="data" id="projections" data-live="${o.projections.some(rebuildRunning) ? 'rebuilding' : 'idle'}">
     <caption class="visually-hidden">Projections</caption>
     <thead><tr><th scope="col">Projection</th><th scope="col">State</th><th scope="col" class="num">Checkpoint</th><th scope="col" class="num">Head</th><th scope="col" class="num">Lag</th><th scope="col">Rebuild</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
     <tbody>${o.projections.map(
@@ -61,6 +62,6 @@ export const projectionsPage = (o: { projections: readonly ProjectionStatus[]; c
         })}</td>
       </tr>`,
     )}</tbody>
-  </table>
+  </table>`, 'Projections')}
   <p class="hint" id="live-status" role="status" aria-live="polite">${o.projections.some(rebuildRunning) ? 'A rebuild is running; this page updates itself.' : ''}</p>
 `;

@@ -40,7 +40,7 @@ export const emptyUser: NewUserValues = { username: '', title: '', first: '', la
 export const usersPage = (o: { page: ListPage<UserDoc>; q: string; groups: readonly GroupDoc[]; csrf: string; values: NewUserValues; problem?: Problem; errors: FieldErrors }): Html => html`
   ${pageHeading('Users')}
   <p class="lead">People and service users. Read clients authenticate with API keys issued to a user; what they may read follows the user's groups.</p>
-  ${searchForm({ action: '/admin/users', label: 'Search users', fields: [{ name: 'q', label: 'User name starts with', value: o.q }] })}
+  ${searchForm({ action: '/admin/users', label: 'Search users', fields: [{ name: 'q', label: 'Search users', value: o.q }], hint: 'User names starting with this.' })}
   ${pager({ path: '/admin/users', search: { q: o.q }, page: o.page, noun: 'users' })}
   ${o.page.items.length === 0
     ? emptyList(o.q !== '', 'No users yet.')
@@ -149,7 +149,7 @@ export const groupsPage = (o: {
 }): Html => html`
   ${pageHeading('Groups')}
   <p class="lead">Groups decide what read clients may see: everything, or objects with some labels.</p>
-  ${searchForm({ action: '/admin/groups', label: 'Search groups', fields: [{ name: 'q', label: 'Code starts with', value: o.q }] })}
+  ${searchForm({ action: '/admin/groups', label: 'Search groups', fields: [{ name: 'q', label: 'Search groups', value: o.q }], hint: 'Group codes starting with this.' })}
   ${pager({ path: '/admin/groups', search: { q: o.q }, page: o.page, noun: 'groups' })}
   ${o.page.items.length === 0
     ? emptyList(o.q !== '', 'No groups yet.')

@@ -32,7 +32,9 @@ export const filePages = (router: Router<AppState>, page: PageGuard, deps: { rea
       const file = dash > 0 && DIGEST.test(digest) && FILE_SIZE.test(size) ? await findFile(deps.reads, digest, Number(size)) : null;
       if (!file) return render(ctx, s, 404, 'Not found', 'files', notFoundPage(`There is no file ${id}.`));
       const { url, validUntil } = deps.signer.sign(file);
-      render(ctx, s, 200, `File ${file.filename}`, 'files', fileDetails({ file, download: { url, validUntil } }));
+      // Served by this same service: a path keeps the link working whatever SVC_BASE_URL says.
+      const signed = new URL(url);
+      render(ctx, s, 200, `File ${file.filename}`, 'files', fileDetails({ file, download: { url: signed.pathname + signed.search, validUntil } }));
     }),
   );
 };
