@@ -3,14 +3,17 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { projectRoot } from '../config/paths.ts';
 import { ConfigError } from '../config/config.ts';
+import { StoreNotEmptyError } from '../events/event-store.ts';
 import { UnknownCollectionError } from '../queries/reporting-api.ts';
 import { collectionDataCommand, collectionDataHelp } from './commands/collection-data.ts';
 import { events, eventsHelp } from './commands/events.ts';
+import { importEvents, importEventsHelp } from './commands/import-events.ts';
 import { projections, projectionsHelp } from './commands/projections.ts';
 import { projector, projectorHelp } from './commands/projector.ts';
 import { rebuild, rebuildHelp } from './commands/rebuild.ts';
 import { verify, verifyHelp } from './commands/verify.ts';
 import { openCli, UsageError, type CliContext } from './context.ts';
+import { BadLineError } from './event-lines.ts';
 
 const HELP = `svc <command> [options]   (configuration from the same environment variables as the service)
 
@@ -19,6 +22,8 @@ Commands:
   rebuild <projection|all>     blue/green rebuild of read models from the event log
   verify <projection|all>      compare read models with a replay of the log
   events [filters] [--follow]  print events as JSON lines
+  events --export FILE|-       write the whole log to a file (a backup)
+  import-events FILE|-         load an exported log into an empty store, then build the read models
   collection-data <name>       a reporting collection's data, now or --at a time, as JSON or CSV
   projector                    run as a projector process (folds projections; /healthz and /status)
 
@@ -56,10 +61,11 @@ const COMMANDS: Record<string, Command> = {
   verify: { help: verifyHelp, options: { json: { type: 'boolean' } }, args: 1, run: (cli, [name], f) => verify(cli, name!, f) },
   events: {
     help: eventsHelp,
-    options: { stream: { type: 'string' }, type: { type: 'string', multiple: true }, from: { type: 'string' }, until: { type: 'string' }, follow: { type: 'boolean' } },
+    options: { stream: { type: 'string' }, type: { type: 'string', multiple: true }, from: { type: 'string' }, until: { type: 'string' }, follow: { type: 'boolean' }, export: { type: 'string' } },
     args: 0,
     run: (cli, _a, f) => events(cli, f as Parameters<typeof events>[1]),
   },
+  'import-events': { help: importEventsHelp, options: {}, args: 1, run: (cli, [file]) => importEvents(cli, file!) },
   'collection-data': {
     help: collectionDataHelp,
     options: { at: { type: 'string' }, format: { type: 'string' } },
@@ -122,7 +128,7 @@ const main = async (argv: string[]): Promise<number> => {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (e: Error) => {
-    if (e instanceof UsageError || e instanceof ConfigError || e instanceof UnknownCollectionError) {
+    if (e instanceof UsageError || e instanceof ConfigError || e instanceof UnknownCollectionError || e instanceof StoreNotEmptyError || e instanceof BadLineError) {
       process.stderr.write(`${e.message}\n`);
       process.exit(2);
     }
