@@ -12,7 +12,9 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
+# Emits dist/src/**/*.js, copies the admin interface's CSS and script beside them, stamps the build.
 RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:22-bookworm-slim
@@ -24,12 +26,11 @@ WORKDIR /app
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY bin ./bin
 COPY config ./config
-# Read at run time by the admin interface (tsc does not copy them into dist/).
-COPY src/http/admin-ui/assets ./src/http/admin-ui/assets
 RUN mkdir -p /data && chown node:node /data && chmod 0700 /data
 USER node
 VOLUME ["/data"]
 EXPOSE 8080
-# SVC_ROLE=all (default), api or projector.
+# SVC_ROLE=all (default), api or projector. No src/ here, so `npx svc …` (docker exec) runs dist/ too.
 CMD ["node", "dist/src/main.js"]

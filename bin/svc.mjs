@@ -1,6 +1,5 @@
 #!/usr/bin/env node
-// The operators' and analysts' command line: runs the TypeScript sources through tsx.
-import { register } from 'tsx/esm/api';
+// The operators' and analysts' command line: compiled JavaScript when built and current, else tsx (bin/runtime.mjs).
+import { runEntry } from './runtime.mjs';
 
-register();
-await import('../src/cli/main.ts');
+await runEntry('src/cli/main');
