@@ -3,7 +3,7 @@ import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { BatchDocs } from './batch-docs.ts';
 import type { Projector } from './projector.ts';
 import { CheckpointConflictError, type BatchLimit, type Checkpoint, type ReadStore } from './read-store.ts';
-import { rebuildCheckpoint, rebuildProjections, rebuildsSpec, readRebuilds, requestRebuild, type RebuildProgress } from './rebuild.ts';
+import { rebuildCheckpoint, RebuildInProgressError, rebuildProjections, rebuildsSpec, readRebuilds, requestRebuild, type RebuildProgress } from './rebuild.ts';
 import { commitNow, IDLE_COMMIT_MS, keepCache, needsWrite, NOOP_FLUSH_MS, windowFull } from './runner/commit-policy.ts';
 import { Feed } from './runner/feed.ts';
 import { fencedWrites } from './runner/fenced-writes.ts';
@@ -51,7 +51,17 @@ export interface RunnerOptions {
   readonly maxBatch?: BatchLimit;
   /** Told of every batch folded without error, for the service's metrics (which this folder does not import). */
   readonly onBatch?: (projection: string, seconds: number, events: number) => void;
+  /**
+   * A projection that has never committed and is more than this many positions behind the head
+   * when this runner takes it catches up by a rebuild (all such projections in one pass, through
+   * `launchRebuild`: off the serving thread, each document in memory and written once per commit)
+   * instead of the live fold, which rewrites every touched document every commit window; the live
+   * fold carries on from the rebuilt position. Default 50,000; Infinity: never.
+   */
+  readonly catchUpByRebuild?: number;
 }
+
+const CATCH_UP_BY_REBUILD = 50_000;
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -167,6 +177,11 @@ export class ProjectionRunner {
         const run = this.running.get(name);
         if (run?.active && !run.stopped) void this.resync(run).catch((e: Error) => this.onFailure(run, e));
       },
+      // A projection left without a reader while it caught up by a rebuild folds live instead.
+      failed: (name) => {
+        const run = this.running.get(name);
+        if (run?.active && !run.stopped && !run.feed) void this.resync(run).catch((e: Error) => this.onFailure(run, e));
+      },
     });
   }
 
@@ -240,14 +255,53 @@ export class ProjectionRunner {
         run.retryDelay = this.retryDelayMs;
       }
       this.logger.info({ projections: gained.map((r) => r.projector.name), owner: this.owner }, 'took projection leases; folding them here');
-      await this.openFeed(gained).catch((e: Error) => {
-        for (const run of gained) this.onFailure(run, e);
+      const behind = await this.farBehind(gained).catch((e: Error) => {
+        this.logger.warn({ err: { message: e.message } }, 'could not tell whether projections are far behind; folding them live');
+        return [] as Running[];
       });
+      const live = gained.filter((r) => !behind.includes(r));
+      await this.openFeed(live).catch((e: Error) => {
+        for (const run of live) this.onFailure(run, e);
+      });
+      if (behind.length > 0) await this.catchUpByRebuild(behind);
       for (const run of gained) await this.rebuilds.resumeHalfDone(run.projector).catch((e: Error) => this.logger.warn({ projection: run.projector.name, err: { message: e.message } }, 'could not look for a half-done rebuild'));
     }
     await this.rebuilds.pickUp([...this.running.values()].filter((r) => r.active && !r.stopped).map((r) => r.projector)).catch((e: Error) =>
       this.logger.warn({ err: { message: e.message } }, 'could not look for requested rebuilds'),
     );
+  }
+
+  /** The projections among `runs` that have never committed and lie far behind the head. */
+  private async farBehind(runs: readonly Running[]): Promise<Running[]> {
+    const threshold = this.options.catchUpByRebuild ?? CATCH_UP_BY_REBUILD;
+    if (!Number.isFinite(threshold)) return [];
+    const head = await this.options.events.headPosition();
+    if (head <= threshold) return [];
+    const out: Running[] = [];
+    for (const run of runs) if ((await this.options.reads.getCheckpoint(run.projector.name)) === null) out.push(run);
+    return out;
+  }
+
+  /**
+   * Catches `runs` up by one rebuild of them all; each resumes live folding once it is switched in
+   * (or at once if the rebuild fails). One already under way (a crash left it half-done) is resumed.
+   */
+  private async catchUpByRebuild(runs: readonly Running[]): Promise<void> {
+    const names = runs.map((r) => r.projector.name);
+    this.logger.info({ projections: names }, 'far behind and never committed: catching up by a rebuild');
+    try {
+      for (const name of names) {
+        await requestRebuild(this.options.events, this.options.reads, name).catch((e: Error) => {
+          if (!(e instanceof RebuildInProgressError)) throw e;
+        });
+      }
+      this.rebuilds.startTogether(runs.map((r) => r.projector));
+    } catch (e) {
+      this.logger.warn({ projections: names, err: { message: (e as Error).message } }, 'could not start the catch-up rebuild; folding live');
+      await this.openFeed(runs).catch((err: Error) => {
+        for (const run of runs) this.onFailure(run, err);
+      });
+    }
   }
 
   /** Stops folding a projection whose lease is someone else's now; from here on its stored checkpoint is followed. */
@@ -413,6 +467,8 @@ export class ProjectionRunner {
     // Another restart overtook this one while it read the checkpoints: it opens its own reader.
     const live = members.filter(current);
     if (live.length === 0) return;
+    // A checkpoint moved by a rebuild switched in may be what someone waits for.
+    this.waiters.wake();
     const feed = new Feed(live);
     for (const run of live) run.feed = feed;
     feed.open({

@@ -31,6 +31,8 @@ interface Deps {
   readonly launch: RebuildLauncher;
   /** A rebuild run here was switched in. */
   readonly switched: (projection: string) => void;
+  /** A rebuild run here failed (it is recorded as failed; the projection is not rebuilt). */
+  readonly failed?: (projection: string) => void;
 }
 
 /**
@@ -82,28 +84,44 @@ export class RebuildTasks {
     }
   }
 
-  private start(p: Projector): void {
+  /**
+   * Rebuilds these projections in one pass over the log, whether asked or not (a projection far
+   * behind catches up this way: see RunnerOptions.catchUpByRebuild). Those already being rebuilt
+   * here are left out.
+   */
+  startTogether(projectors: readonly Projector[]): void {
+    const todo = projectors.filter((p) => !this.running.has(p.name));
+    if (todo.length > 0) this.start(todo);
+  }
+
+  private start(projectors: Projector | readonly Projector[]): void {
+    const ps = Array.isArray(projectors) ? projectors : [projectors as Projector];
+    const names = ps.map((p) => p.name);
+    const projection = names.join(', ');
     const controller = new AbortController();
-    this.deps.logger.info({ projection: p.name }, 'rebuild started');
+    this.deps.logger.info({ projection }, 'rebuild started');
     const done = this.deps
-      .launch([p], { owner: this.deps.owner, signal: controller.signal })
+      .launch(ps, { owner: this.deps.owner, signal: controller.signal })
       .then((progress) => {
-        this.deps.logger.info({ projection: p.name, phase: progress.phase, processed: progress.processed }, 'rebuild ended');
-        if (progress.phase === 'done') this.deps.switched(p.name);
+        this.deps.logger.info({ projection, phase: progress.phase, processed: progress.processed }, 'rebuild ended');
+        if (progress.phase === 'done') for (const name of names) this.deps.switched(name);
       })
       .catch(async (e: Error) => {
         // Another process got to it first: it records its own progress.
         if (e instanceof RebuildInProgressError) return;
-        this.deps.logger.error({ projection: p.name, err: { message: e.message } }, 'rebuild failed');
-        await recordRebuildFailure(this.deps.reads, p.name, e.message).catch(() => undefined);
+        this.deps.logger.error({ projection, err: { message: e.message } }, 'rebuild failed');
+        for (const name of names) await recordRebuildFailure(this.deps.reads, name, e.message).catch(() => undefined);
+        for (const name of names) this.deps.failed?.(name);
       })
-      .finally(() => this.running.delete(p.name));
-    this.running.set(p.name, { controller, done });
+      .finally(() => {
+        for (const name of names) this.running.delete(name);
+      });
+    for (const name of names) this.running.set(name, { controller, done });
   }
 
   /** Asks every running rebuild to stop after its page in progress (to be resumed later), and waits. */
   async stop(): Promise<void> {
-    const tasks = [...this.running.values()];
+    const tasks = [...new Set(this.running.values())];
     for (const t of tasks) t.controller.abort();
     await Promise.all(tasks.map((t) => t.done));
   }
