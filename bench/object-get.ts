@@ -16,6 +16,10 @@
  * alternate baseline and service (B S B S), each `5 s x scale` (at least 2 s) after a warm-up.
  * Target: the service reaches >= 40% of the baseline's requests/s (mean of the rounds).
  *
+ * Also (not judged): an uncached round (every request the first for its object since the objects
+ * projection moved: a write to an object no project links to, then each project once, 32 at a time)
+ * and a round of the same load while that object is changed every 20 ms (caches dropped throughout).
+ *
  * Correctness: every response must be 200 and byte-for-byte the body fetched for that ref before the
  * load (else ok: false).
  *
@@ -31,6 +35,7 @@ import {
   adminCall,
   basicAuth,
   createReaderKey,
+  latencySummary,
   load,
   loadAverage,
   spawnServer,
@@ -48,6 +53,7 @@ const ROUNDS = 2;
 const PROJECTS = 200;
 const PEOPLE = 40;
 const DEPARTMENTS = 6;
+const WRITE_EVERY_MS = 20;
 
 const NOTES =
   'The project studies charge transport in layered van der Waals heterostructures, combining device ' +
@@ -199,8 +205,42 @@ export const objectGet: Benchmark = {
           progress(`object-get: round ${round_ + 1}: service ${formatRate(serviceRounds.at(-1)!.requestsPerSec)}`);
         }
 
+        // Uncached: every request is the first for its object since the objects projection moved (a
+        // write to an object no project links to, then each project once, 32 at a time).
+        progress('object-get: uncached round');
+        const scratch = await createObject(service, 'svc:type:person', { 'dc:attribute:title': 'Bench scratch person' });
+        let scratchWrites = 0;
+        const touchScratch = () => adminCall(service, 'PATCH', `/api/admin/objects/${scratch}`, { attributes: { 'dc:attribute:title': `Bench scratch ${scratchWrites++}` } });
+        const uncachedMs: number[] = [];
+        let uncachedFailures = 0;
+        const uncachedStarted = performance.now();
+        for (let pass = 0; pass < Math.max(3, Math.round(10 * scale)); pass++) {
+          await touchScratch();
+          await inParallel(refs, CONNECTIONS, async (ref) => {
+            const r = await timedGet(service, path(ref), auth);
+            if (r.status !== 200 || r.text !== expected.get(ref)) uncachedFailures++;
+            uncachedMs.push(r.ms);
+          });
+        }
+        const uncachedRps = round((uncachedMs.length * 1000) / (performance.now() - uncachedStarted), 0);
+        progress(`object-get: uncached ${formatRate(uncachedRps)} (each request a cache miss; a write between passes)`);
+
+        // Concurrent writes: the same load while a writer changes that object every WRITE_EVERY_MS,
+        // so the caches are dropped and refilled throughout.
+        progress('object-get: round with concurrent writes');
+        let writing = true;
+        const writer = (async () => {
+          while (writing) {
+            await touchScratch();
+            await new Promise((resolve) => setTimeout(resolve, WRITE_EVERY_MS));
+          }
+        })();
+        const writeRound = await runLoad(service, durationSec, true).finally(() => (writing = false));
+        await writer;
+        progress(`object-get: with concurrent writes ${formatRate(writeRound.requestsPerSec)} (${scratchWrites} writes in all)`);
+
         const clean = (r: LoadResult) => r.non2xx === 0 && r.errors === 0 && r.checkFailures === 0 && r.requests > 0;
-        const ok = [...baselineRounds, ...serviceRounds].every(clean);
+        const ok = [...baselineRounds, ...serviceRounds, writeRound].every(clean) && uncachedFailures === 0;
         const baselineRps = mean(baselineRounds.map((r) => r.requestsPerSec));
         const serviceRps = mean(serviceRounds.map((r) => r.requestsPerSec));
         const ratio = round(serviceRps / baselineRps, 3);
@@ -215,6 +255,18 @@ export const objectGet: Benchmark = {
           ...(serviceCpu !== undefined && baselineCpu !== undefined ? { cpuRatio: round(baselineCpu / serviceCpu, 3) } : {}),
           load: { generator: 'autocannon (in the bench process)', connections: CONNECTIONS, durationSecPerRound: durationSec, rounds: ROUNDS, host: '127.0.0.1' },
           response: { bytes: Buffer.byteLength(sample), attributes, objects: refs.length },
+          uncached: {
+            how: `${uncachedMs.length} requests, each the first for its object since the objects projection moved (a write to an unlinked object, then every project once, ${CONNECTIONS} at a time); not judged`,
+            requestsPerSec: uncachedRps,
+            ratioToBaseline: round(uncachedRps / baselineRps, 3),
+            ...latencySummary(uncachedMs),
+            failures: uncachedFailures,
+          },
+          withConcurrentWrites: {
+            how: `the same closed-loop load (${CONNECTIONS} connections, ${durationSec} s) while an unlinked object is changed every ${WRITE_EVERY_MS} ms (caches dropped at each change); not judged`,
+            ratioToBaseline: round(writeRound.requestsPerSec / baselineRps, 3),
+            ...figures(writeRound),
+          },
           service: { requestsPerSec: Math.round(serviceRps), ...(serviceCpu !== undefined ? { cpuUsPerRequest: round(serviceCpu, 1) } : {}), rounds: serviceRounds.map(figures), startMs: service.readyAfterMs },
           baseline: { what: 'bare koa + @koa/router process answering the same JSON object (serialised per request), no auth, no store, no logging', requestsPerSec: Math.round(baselineRps), ...(baselineCpu !== undefined ? { cpuUsPerRequest: round(baselineCpu, 1) } : {}), rounds: baselineRounds.map(figures) },
           machineLoad: { before: loadBefore, after: loadAverage() },

@@ -8,8 +8,8 @@
  * attribute changes.
  *
  * Steps: a service process starts on a copy of that log and catches up (catch-up time = from spawn
- * until `/api/admin/projections` shows every projection live with lag 0; the service only listens
- * once its runner has caught up, so "listening after" is reported too). With a reporting API key:
+ * until `/api/admin/projections` shows every projection live with lag 0; the service listens before it
+ * has caught up, so "listening after" is reported too). With a reporting API key:
  * - current: `GET /api/reporting/v0/collection-data/phd_projects`, 30 sequential requests (x scale,
  *   at least 5) after one warm-up;
  * - at: the same with `?at=<middle of the history>`, 15 requests, with the snapshots the runner took
@@ -18,6 +18,10 @@
  *   read store, and it is started again on the same data with SVC_SNAPSHOT_INTERVAL=100000000, so
  *   the same `at` request replays the log from position 0 (3 requests, through HTTP as well).
  * Latency = wall time of one request to the last byte of its body, measured in this process.
+ *
+ * - mixed load: object GETs (one sequential client) alone, then while two clients ask for the whole
+ *   collection and a writer changes a person's title every 100 ms (so most answers are made afresh):
+ *   `mixedObjectGetP99Ms` is the object GET p99 under that load (issue 15: at most 10 ms).
  *
  * Targets: at p50 <= 3 x current p50, and full-replay p50 >= 20 x at p50.
  * Correctness (else ok: false): every answer is 200; current rows = the 10,000 projects with the
@@ -32,6 +36,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  adminCall,
   basicAuth,
   copyHistory,
   createReaderKey,
@@ -75,14 +80,15 @@ const checkRows = (a: CollectionAnswer, expected: ReadonlyMap<string, { title: s
   return problems;
 };
 
-const series = async (label: string, count: number, server: ServerProcess, path: string, auth: Record<string, string>, check: (a: CollectionAnswer) => string[]) => {
+const series = async (label: string, count: number, server: ServerProcess, path: string | ((i: number) => string), auth: Record<string, string>, check: (a: CollectionAnswer) => string[], before?: () => Promise<unknown>) => {
   const ms: number[] = [];
   const digests = new Set<string>();
   const problems: string[] = [];
   let bytes = 0;
   let rows = 0;
   for (let i = 0; i < count; i++) {
-    const r = await timedGet(server, path, auth);
+    if (before) await before();
+    const r = await timedGet(server, typeof path === 'string' ? path : path(i), auth);
     if (r.status !== 200) {
       problems.push(`${label}: ${r.status} ${r.text.slice(0, 200)}`);
       continue;
@@ -94,7 +100,8 @@ const series = async (label: string, count: number, server: ServerProcess, path:
     digests.add(digest(answer));
     if (i === 0) problems.push(...check(answer).map((p) => `${label}: ${p}`));
   }
-  if (digests.size > 1) problems.push(`${label}: ${digests.size} different answers`);
+  // Writes between the requests change titles in `objects`: then only the rows are checked.
+  if (digests.size > 1 && !before) problems.push(`${label}: ${digests.size} different answers`);
   progress(`reporting: ${label}: p50 ${round(latencySummary(ms).p50Ms, 1)} ms over ${ms.length} requests`);
   return { latency: latencySummary(ms), bytes, rows, digest: [...digests][0], problems };
 };
@@ -105,6 +112,54 @@ const fileMb = (path: string) => {
   } catch {
     return 0;
   }
+};
+
+const MIXED_WRITE_EVERY_MS = 100;
+
+/**
+ * Head-of-line blocking: object GET latency alone, then while collection-data answers for every row
+ * run (2 clients) and a writer moves the projection (so answers are made, not served kept).
+ */
+const mixedLoad = async (server: ServerProcess, reportingAuth: Record<string, string>, projects: readonly string[], people: readonly string[], rounds: number) => {
+  const key = await createReaderKey(server, 'bench-object-reader', { readLabels: ['svc:label:common'] }, '/api/v0-object/');
+  const auth = { Authorization: basicAuth(key) };
+  const problems: string[] = [];
+  const refs = projects.slice(0, 100);
+  let n = 0;
+  const objectGets = async (more: () => boolean, ms: number[]) => {
+    while (more()) {
+      const r = await timedGet(server, `/api/v0-object/ref/${refs[n++ % refs.length]}?sources=NONE`, auth);
+      if (r.status === 200) ms.push(r.ms);
+      else if (problems.length < 5) problems.push(`mixed: object GET ${r.status} ${r.text.slice(0, 200)}`);
+    }
+  };
+  const alone: number[] = [];
+  const aloneCount = Math.max(200, rounds * 20);
+  await objectGets(() => alone.length < aloneCount, alone);
+  let running = true;
+  const data: number[] = [];
+  let writes = 0;
+  const writer = (async () => {
+    while (running) {
+      const ref = people[writes % people.length]!;
+      await adminCall(server, 'PATCH', `/api/admin/objects/${ref}`, { attributes: { 'dc:attribute:title': `Bench person ${writes}` } });
+      writes++;
+      await new Promise((resolve) => setTimeout(resolve, MIXED_WRITE_EVERY_MS));
+    }
+  })();
+  const reader = async () => {
+    for (let i = 0; i < rounds; i++) {
+      const r = await timedGet(server, '/api/reporting/v0/collection-data/phd_projects', reportingAuth);
+      if (r.status === 200) data.push(r.ms);
+      else if (problems.length < 5) problems.push(`mixed: collection-data ${r.status} ${r.text.slice(0, 200)}`);
+    }
+  };
+  const withData: number[] = [];
+  const readers = Promise.all([reader(), reader()]).finally(() => (running = false));
+  await Promise.all([readers, writer, objectGets(() => running, withData)]);
+  const result = { alone: latencySummary(alone), withCollectionData: latencySummary(withData), collectionData: latencySummary(data), writes, problems };
+  progress(`reporting: object GET p99 alone ${result.alone.p99Ms} ms, with collection-data running ${result.withCollectionData.p99Ms} ms (collection-data p50 ${result.collectionData.p50Ms} ms)`);
+  return result;
 };
 
 export const reporting: Benchmark = {
@@ -118,7 +173,7 @@ export const reporting: Benchmark = {
     shared.caughtUp = undefined;
     let server: ServerProcess | undefined;
     try {
-      progress(`reporting: service catching up ${history.plan.events} events (it listens once caught up)`);
+      progress(`reporting: service catching up ${history.plan.events} events`);
       server = await startServiceProcess('reporting-service', dir, {}, CATCH_UP_TIMEOUT_MS);
       const listeningAfterMs = server.readyAfterMs;
       const waitedMs = await waitForLagZero(server, CATCH_UP_TIMEOUT_MS);
@@ -136,8 +191,16 @@ export const reporting: Benchmark = {
 
       await timedGet(server, base, auth);
       const current = await series('current', nCurrent, server, base, auth, (a) => checkRows(a, history.finalProjects));
+      // Made afresh each time: a person's title changes before each request (the projection moves, so
+      // no kept answer is served); the rows are the same (no project changes).
+      let touches = 0;
+      const touch = () => adminCall(server!, 'PATCH', `/api/admin/objects/${history.personRefs[touches % history.personRefs.length]}`, { attributes: { 'dc:attribute:title': `Bench touch ${touches++}` } });
+      const fresh = await series('current (made afresh)', nCurrent, server, base, auth, (a) => checkRows(a, history.finalProjects), touch);
+      // Answers for one instant are kept like any other: each request here asks for another
+      // millisecond (the same answer: events are seconds apart), so each replays from its snapshot.
+      const atPath = (offsetMs: number) => `${base}?at=${new Date(history.midMs - offsetMs).toISOString()}`;
       const firstAt = await timedGet(server, `${base}?at=${at}`, auth);
-      const withSnapshots = await series('at (snapshots)', nAt, server, `${base}?at=${at}`, auth, (a) => checkRows(a, history.midProjects));
+      const withSnapshots = await series('at (snapshots)', nAt, server, (i) => atPath(i + 1), auth, (a) => checkRows(a, history.midProjects));
       // The service keeps the last snapshots it read parsed: repeated `at` answers are warm. These are
       // not: each instant starts from a different snapshot than the one before.
       const coldMs: number[] = [];
@@ -149,6 +212,7 @@ export const reporting: Benchmark = {
       }
       const cold = latencySummary(coldMs);
       progress(`reporting: at (distinct instants, no parsed snapshot to reuse): p50 ${round(cold.p50Ms, 1)} ms`);
+      const mixed = await mixedLoad(server, auth, history.projectRefs, history.personRefs, nCurrent);
       await stopServer(server);
       server = undefined;
 
@@ -158,12 +222,12 @@ export const reporting: Benchmark = {
       progress(`reporting: deleted ${snapshotRows} snapshot rows; restarting with SVC_SNAPSHOT_INTERVAL=100000000`);
       server = await startServiceProcess('reporting-service-no-snapshots', dir, { SVC_SNAPSHOT_INTERVAL: '100000000' }, CATCH_UP_TIMEOUT_MS);
       await waitForLagZero(server);
-      const replay = await series('at (full replay)', nReplay, server, `${base}?at=${at}`, auth, (a) => checkRows(a, history.midProjects));
+      const replay = await series('at (full replay)', nReplay, server, (i) => atPath(i + 1), auth, (a) => checkRows(a, history.midProjects));
       await stopServer(server);
       server = undefined;
       shared.caughtUp = { dir, catchUpMs, snapshotsDeleted: true };
 
-      const problems = [...current.problems, ...withSnapshots.problems, ...replay.problems];
+      const problems = [...current.problems, ...fresh.problems, ...withSnapshots.problems, ...replay.problems, ...mixed.problems];
       if (coldMs.length !== nAt) problems.push(`at (distinct instants): ${nAt - coldMs.length} answers were not 200`);
       if (replay.digest !== withSnapshots.digest) problems.push('the full-replay answer differs from the answer from snapshots');
       const ok = problems.length === 0 && current.latency.count > 0 && withSnapshots.latency.count > 0 && replay.latency.count > 0;
@@ -191,9 +255,18 @@ export const reporting: Benchmark = {
           ms: catchUpMs,
           eventsPerSec: Math.round((history.plan.events * 1000) / catchUpMs),
           listeningAfterMs,
-          note: 'from spawn (process start included) until every projection is live with lag 0; the service answered no HTTP request (did not listen) until then',
+          note: 'from spawn (process start included) until every projection is live with lag 0; the service listens (and answers) from listeningAfterMs on, while it catches up',
         },
-        current: { ...current.latency, bytes: current.bytes, rows: current.rows },
+        current: { ...current.latency, bytes: current.bytes, rows: current.rows, note: 'the same answer asked again: served from the answers kept for this version of the projection' },
+        currentMadeAfresh: { ...fresh.latency, note: "each request after a write (a person's title) that moves the projection: the answer is read, filtered and serialised again" },
+        mixedObjectGetP99Ms: mixed.withCollectionData.p99Ms,
+        mixed: {
+          how: `object GETs (sources=NONE, one client, sequential) alone, then while 2 clients ask for collection-data (${mixed.collectionData.count} answers) and a writer changes a person's title every ${MIXED_WRITE_EVERY_MS} ms, so most answers are made afresh rather than served kept`,
+          objectGetAlone: mixed.alone,
+          objectGetWithCollectionData: mixed.withCollectionData,
+          collectionData: mixed.collectionData,
+          writes: mixed.writes,
+        },
         at: { at, snapshotInterval: 2_000, ...withSnapshots.latency, bytes: withSnapshots.bytes, rows: withSnapshots.rows, firstRequestMs: round(firstAt.ms, 1) },
         atDistinctInstants: {
           how: `${nAt} instants spread around the middle (steps of 1/50 of the history), each answered from another snapshot than the one before: nothing parsed to reuse`,
