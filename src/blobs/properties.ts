@@ -1,12 +1,13 @@
 /**
  * Properties of a stored file, taken from its bytes by well-kept libraries: image dimensions and a
- * thumbnail (sharp / libvips) for JPEG, PNG, GIF, WebP, TIFF and AVIF; page count and first-page
- * size (pdf-lib) for PDF. The declared media type chooses the reader, and the bytes must really be
- * of that format: anything else yields no properties, never an error, so such a file still stores.
+ * thumbnail (sharp / libvips) for JPEG, PNG, GIF, WebP, TIFF and AVIF; page count, first-page
+ * size and a thumbnail of the first page (PDF.js in a bounded thread, see pdf-reader.ts) for PDF.
+ * The declared media type chooses the reader, and the bytes must really be of that format: anything
+ * else yields no properties, never an error, so such a file still stores.
  */
 import type { Readable } from 'node:stream';
-import { PDFDocument } from 'pdf-lib';
 import sharp from 'sharp';
+import { readPdf, type PdfLimits } from './pdf-reader.ts';
 import type { Dimensions } from '../domain/files/files.ts';
 
 // A server process: no libvips operation cache (it would hold decoded images), one thread per image.
@@ -44,6 +45,8 @@ export interface ExtractOptions {
   readonly maxBytes?: number;
   /** Told about bytes that did not match their declared type (for a log line); never thrown. */
   readonly onUnreadable?: (reason: string) => void;
+  /** Bounds of the PDF reader (defaults in pdf-reader.ts). */
+  readonly pdf?: PdfLimits;
 }
 
 const readAll = async (stream: Readable, size: number): Promise<Buffer> => {
@@ -73,18 +76,29 @@ const imageProperties = async (bytes: Buffer, format: string): Promise<Extracted
   return { dimensions, thumbnail: { width: info.width, height: info.height, mimeType: THUMBNAIL_MIME_TYPE, bytes: data } };
 };
 
-const pdfProperties = async (bytes: Buffer): Promise<ExtractedProperties> => {
+/** The thumbnail's size for a picture of width x height: inside the box, aspect ratio kept, never enlarged. */
+const thumbnailSize = (width: number, height: number) => {
+  const scale = Math.min(1, THUMBNAIL_MAX_PIXELS / Math.max(width, height));
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+};
+
+const pdfProperties = async (bytes: Buffer, limits: PdfLimits | undefined): Promise<ExtractedProperties> => {
   // The header must be near the start (PDF readers allow some leading junk, up to 1 KiB).
   if (bytes.subarray(0, 1024).indexOf('%PDF-') < 0) throw new Error('no PDF header');
-  const doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: false });
-  const pages = doc.getPageCount();
-  if (pages < 1) throw new Error('no pages');
-  const first = doc.getPage(0);
-  const { width, height } = first.getSize();
-  const turned = Math.abs(first.getRotation().angle) % 180 === 90;
-  const w = Math.round(turned ? height : width);
-  const h = Math.round(turned ? width : height);
-  return { numberOfPages: pages, ...(w > 0 && h > 0 ? { dimensions: { width: w, height: h, units: 'pt' } } : {}) };
+  // Drawn at twice the thumbnail's size, then reduced by sharp as images are, for smooth edges.
+  const read = await readPdf(bytes, 2 * THUMBNAIL_MAX_PIXELS, limits);
+  if (read.numberOfPages < 1) throw new Error('no pages');
+  const hasSize = read.width > 0 && read.height > 0;
+  const properties = { numberOfPages: read.numberOfPages, ...(hasSize ? { dimensions: { width: read.width, height: read.height, units: 'pt' } } : {}) };
+  if (!hasSize || !read.drawing) return properties;
+  const size = thumbnailSize(read.width, read.height);
+  const { data, info } = await sharp(read.drawing.rgba, { raw: { width: read.drawing.width, height: read.drawing.height, channels: 4 } })
+    .resize(size.width, size.height, { fit: 'fill' })
+    // Drawn on white paper: opaque, so no alpha channel to store.
+    .removeAlpha()
+    .png()
+    .toBuffer({ resolveWithObject: true });
+  return { ...properties, thumbnail: { width: info.width, height: info.height, mimeType: THUMBNAIL_MIME_TYPE, bytes: data } };
 };
 
 /**
@@ -102,7 +116,7 @@ export const extractProperties = async (
   if ((!format && !pdf) || size === 0 || size > (options.maxBytes ?? DEFAULT_MAX_ANALYSED_BYTES)) return {};
   const bytes = await readAll(await open(), size);
   try {
-    return format ? await imageProperties(bytes, format) : await pdfProperties(bytes);
+    return format ? await imageProperties(bytes, format) : await pdfProperties(bytes, options.pdf);
   } catch (e) {
     options.onUnreadable?.(e instanceof Error ? e.message : String(e));
     return {};

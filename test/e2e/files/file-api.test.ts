@@ -115,12 +115,24 @@ test('properties: JPEG (with EXIF orientation), GIF, WebP, TIFF, AVIF and PDF', 
     [await webp(90, 160), 'image/webp', 'a.webp', { dimensions: { width: 90, height: 160, units: 'px' }, thumbnail: { width: 36, height: 64, mimeType: 'image/png' } }],
     [await tiff(40, 30), 'image/tiff', 'a.tiff', { dimensions: { width: 40, height: 30, units: 'px' }, thumbnail: { width: 40, height: 30, mimeType: 'image/png' } }],
     [await avif(64, 48), 'image/avif', 'a.avif', { dimensions: { width: 64, height: 48, units: 'px' }, thumbnail: { width: 64, height: 48, mimeType: 'image/png' } }],
-    [await pdf(4), 'application/pdf', 'a.pdf', { numberOfPages: 4, dimensions: { width: 595, height: 842, units: 'pt' } }],
+    [await pdf(4), 'application/pdf', 'a.pdf', { numberOfPages: 4, dimensions: { width: 595, height: 842, units: 'pt' }, thumbnail: { width: 45, height: 64, mimeType: 'image/png' } }],
   ];
   for (const [bytes, type, name, properties] of cases) {
     const file = await stored(svc, bytes, name, type);
     assert.equal(file.properties, properties, name);
   }
+});
+
+test('properties: a PDF gets a PNG thumbnail of its first page, stored as a blob, showing what the page draws', async ({ svc }) => {
+  const file = await stored(svc, await pdf(2, [595, 842], { draw: '0 0 0 rg 0 421 595 421 re f' }), 'top half black.pdf', 'application/pdf');
+  assert.equal(file.properties, { numberOfPages: 2, dimensions: { width: 595, height: 842, units: 'pt' }, thumbnail: { width: 45, height: 64, mimeType: 'image/png' } });
+  const thumb = (await svc.engines.reads.get<FileDoc>('files', `${file.digest}-${file.fileSize}`))!.properties.thumbnail!;
+  const bytes = readFileSync(join(svc.config.dataDir, 'files', thumb.digest.slice(0, 2), thumb.digest.slice(2, 4), thumb.digest));
+  assert.is(sha256(bytes), thumb.digest);
+  const { data, info } = await sharp(bytes).greyscale().raw().toBuffer({ resolveWithObject: true });
+  assert.equal([info.width, info.height], [45, 64]);
+  assert.ok(data[16 * 45 + 22]! < 40, 'the top half is drawn black');
+  assert.ok(data[48 * 45 + 22]! > 215, 'the bottom half is white paper');
 });
 
 test('properties: bytes that are not what the type claims still store, without properties', async ({ svc }) => {
@@ -129,6 +141,7 @@ test('properties: bytes that are not what the type claims still store, without p
     [await png(10, 10), 'application/pdf'],
     [await jpeg(10, 10), 'image/gif'],
     ['%PDF-1.4 but nothing else', 'application/pdf'],
+    [Buffer.concat([Buffer.from('%PDF-1.7\n'), random(20_000, 5)]), 'application/pdf'],
     [random(3000, 7), 'image/jpeg'],
   ];
   for (const [bytes, type] of cases) {
