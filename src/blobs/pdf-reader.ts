@@ -1,17 +1,24 @@
-import { Worker } from 'node:worker_threads';
-import type { PdfWorkerInput, PdfWorkerMessage } from './pdf-worker.ts';
+import { fork } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import type { PdfProcessInput, PdfProcessMessage } from './pdf-process.ts';
 
 export interface PdfLimits {
-  /** The whole read, thread start included; then the thread is stopped. */
+  /** The whole read, process start included; then the process is killed. */
   readonly timeoutMs?: number;
-  /** The reading thread's JavaScript heap (V8 old generation), in MiB. */
+  /** The reading process's JavaScript heap (V8 old generation), in MiB. */
   readonly maxHeapMb?: number;
   /** Images in the page with more pixels than this are left out of the drawing (decompression bombs). */
   readonly maxImagePixels?: number;
+  /**
+   * The reading process's resident memory, in MiB (checked where the system tells it: Linux). Decoded
+   * streams live outside the heap: a 1 MB file can inflate a content stream to gigabytes.
+   */
+  readonly maxMemoryMb?: number;
 }
 
-// Generous for a loaded 2-core machine (the thread loads PDF.js before it reads); a hostile file still ends here.
-export const DEFAULT_PDF_LIMITS: Required<PdfLimits> = { timeoutMs: 20_000, maxHeapMb: 256, maxImagePixels: 50_000_000 };
+// Generous for a loaded 2-core machine (the process loads PDF.js before it reads); a hostile file still ends here.
+export const DEFAULT_PDF_LIMITS: Required<PdfLimits> = { timeoutMs: 20_000, maxHeapMb: 256, maxImagePixels: 50_000_000, maxMemoryMb: 1024 };
+const MEMORY_CHECK_MS = 20;
 
 export interface PdfRead {
   readonly numberOfPages: number;
@@ -20,56 +27,73 @@ export interface PdfRead {
   readonly height: number;
   /** The first page drawn with its largest side at most drawMaxPixels, as RGBA pixels; absent if drawing failed. */
   readonly drawing?: { readonly width: number; readonly height: number; readonly rgba: Uint8Array };
+  /** Why there is no drawing. */
+  readonly drawingProblem?: string;
 }
 
 export class PdfUnreadableError extends Error {}
 
-// Run from the TypeScript sources (tsx) or from compiled JavaScript: the worker is the sibling file.
+// Run from the TypeScript sources (tsx) or from compiled JavaScript: the process's module is the sibling file.
 const fromSources = import.meta.url.endsWith('.ts');
-const workerFile = new URL(fromSources ? './pdf-worker.ts' : './pdf-worker.js', import.meta.url).href;
-// A worker thread does not inherit the TypeScript loader of the thread that starts it.
-const bootstrap = fromSources
-  ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerFile)}); });`
-  : `import(${JSON.stringify(workerFile)});`;
+const processFile = new URL(fromSources ? './pdf-process.ts' : './pdf-process.js', import.meta.url);
+const loader = fromSources ? ['--import', import.meta.resolve('tsx')] : [];
+
+/** Resident memory of a process in bytes, where /proc tells it. */
+const residentBytes = async (pid: number): Promise<number | undefined> => {
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb === undefined ? undefined : Number(kb) * 1024;
+  } catch {
+    return undefined;
+  }
+};
 
 /**
- * Reads a PDF in a thread of its own, bounded in time and heap. Resolves with the properties once
- * they are read, with the drawing if that also succeeded in time; rejects (PdfUnreadableError)
- * when not even the properties could be read.
+ * Reads a PDF in a process of its own, bounded in time, heap and memory. Resolves with the
+ * properties once they are read, with the drawing if that also succeeded; rejects
+ * (PdfUnreadableError) when not even the properties could be read.
  */
 export const readPdf = (bytes: Buffer, drawMaxPixels: number, limits: PdfLimits = {}): Promise<PdfRead> => {
-  const { timeoutMs, maxHeapMb, maxImagePixels } = { ...DEFAULT_PDF_LIMITS, ...limits };
-  const data = new Uint8Array(bytes.length);
-  data.set(bytes);
-  const input: PdfWorkerInput = { bytes: data, drawMaxPixels, maxImagePixels };
+  const { timeoutMs, maxHeapMb, maxImagePixels, maxMemoryMb } = { ...DEFAULT_PDF_LIMITS, ...limits };
   return new Promise<PdfRead>((resolve, reject) => {
-    const worker = new Worker(bootstrap, {
-      eval: true,
-      workerData: input,
-      transferList: [data.buffer],
-      resourceLimits: { maxOldGenerationSizeMb: maxHeapMb, maxYoungGenerationSizeMb: Math.max(1, Math.min(32, maxHeapMb / 8)) },
+    const child = fork(processFile, [], {
+      execArgv: [...loader, `--max-old-space-size=${maxHeapMb}`],
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
+    // The end of its standard error names a fatal error (V8's out-of-memory report) when it dies of one.
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4096)));
     let read: PdfRead | undefined;
     let settled = false;
     const finish = (problem?: string) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      void worker.terminate();
+      clearInterval(watch);
+      child.kill('SIGKILL');
       // Properties already read stand even when drawing the page then failed.
-      if (read) resolve(read);
+      if (read) resolve(read.drawing || !problem ? read : { ...read, drawingProblem: problem });
       else reject(new PdfUnreadableError(problem ?? 'the PDF could not be read'));
     };
     const timer = setTimeout(() => finish(`reading the PDF did not finish within ${timeoutMs} ms`), timeoutMs);
-    worker.on('message', (message: PdfWorkerMessage) => {
+    const watch = setInterval(() => {
+      if (child.pid === undefined) return;
+      void residentBytes(child.pid).then((rss) => {
+        if (rss !== undefined && rss > maxMemoryMb * 1024 ** 2) finish(`reading the PDF used more than ${maxMemoryMb} MiB of memory`);
+      });
+    }, MEMORY_CHECK_MS);
+    child.on('message', (message: PdfProcessMessage) => {
       if (message.kind === 'properties') read = { numberOfPages: message.numberOfPages, width: message.width, height: message.height };
       else if (message.kind === 'drawing' && read) read = { ...read, drawing: { width: message.width, height: message.height, rgba: message.rgba } };
       else if (message.kind === 'failed') finish(message.message);
       else if (message.kind === 'done') finish();
     });
-    worker.on('error', (e: Error & { code?: string }) =>
-      finish(e.code === 'ERR_WORKER_OUT_OF_MEMORY' ? `reading the PDF ran out of memory (heap limit ${maxHeapMb} MiB)` : e.message),
+    child.on('error', (e) => finish(e.message));
+    child.on('exit', (code, signal) =>
+      finish(/heap out of memory|Allocation failed/.test(stderr) ? `reading the PDF ran out of memory (heap limit ${maxHeapMb} MiB)` : `the PDF reader stopped (${signal ?? `exit code ${code}`})`),
     );
-    worker.on('exit', (code) => finish(`the PDF reader stopped (exit code ${code})`));
+    const input: PdfProcessInput = { bytes, drawMaxPixels, maxImagePixels };
+    child.send(input);
   });
 };
