@@ -16,40 +16,13 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { basicAuth, copyHistory, createReaderKey, loadAverage, sharedHistory, stopServer, timedGet, type ServerProcess } from './domain-support.ts';
+import { readParseRate } from './read-parse.ts';
 import { measureServiceCatchUp } from './service-catch-up.ts';
-import { formatRate, openRawDb, perSecond, progress, round, summarize, type Benchmark, type BenchmarkResult } from './support.ts';
+import { formatRate, progress, round, summarize, type Benchmark, type BenchmarkResult } from './support.ts';
 
 const TARGET_EVENTS_PER_SEC = 40_000;
 const TARGET_PEAK_RSS_MB = 600;
 const TARGET_READ_P99_MS = 100;
-
-/** Reads every event of the log in position order and parses its JSON: the floor of any catch-up. */
-export const readParseRate = (eventsDb: string): { events: number; ms: number; eventsPerSec: number } => {
-  const db = openRawDb(eventsDb);
-  try {
-    const page = db.prepare<[number], { position: number; data: string; metadata: string }>('SELECT position, data, metadata FROM events WHERE position > ? ORDER BY position LIMIT 2000');
-    const started = performance.now();
-    let events = 0;
-    let after = 0;
-    let sink = 0;
-    for (;;) {
-      const rows = page.all(after);
-      if (rows.length === 0) break;
-      for (const row of rows) {
-        const data = JSON.parse(row.data) as object;
-        const metadata = JSON.parse(row.metadata) as object;
-        if (data && metadata) sink++;
-      }
-      events += rows.length;
-      after = rows[rows.length - 1]!.position;
-    }
-    const ms = performance.now() - started;
-    if (sink !== events) throw new Error('read+parse lost events');
-    return { events, ms: round(ms, 1), eventsPerSec: perSecond(events, ms) };
-  } finally {
-    db.close();
-  }
-};
 
 const checkCollection = async (server: ServerProcess, expected: ReadonlyMap<string, { title: string; progress: number }>): Promise<string[]> => {
   const key = await createReaderKey(server, `bench-catch-up-reader-${Date.now().toString(36)}`, { readLabels: ['svc:label:common'] });

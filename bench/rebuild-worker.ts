@@ -2,7 +2,7 @@
  * The rebuild process of the `rebuild` benchmark: what `svc rebuild all` does (src/cli/commands/
  * rebuild.ts: the CLI's context over SVC_DATA_DIR, then `rebuildProjections` for every projector of
  * the app model in one pass over the log, default batch size), without the progress bar. Prints
- * one JSON line when every projection has been switched in: `{projections, processed, position, ms, phase}`
+ * one JSON line when every projection has been switched in: `{projections, processed, position, ms, phase, peakRssMb}`
  * (`processed` = events read from the log once, for all projections).
  */
 import { openCli } from '../src/cli/context.ts';
@@ -14,7 +14,9 @@ try {
   const started = performance.now();
   const result = await rebuildProjections({ events: cli.engines.events, reads: cli.engines.reads, projectors, cacheBytes: cli.config.rebuildCacheBytes });
   const ms = performance.now() - started;
-  process.stdout.write(`${JSON.stringify({ projections: projectors.map((p) => p.name), processed: result.processed, position: result.position, ms: Math.round(ms), phase: result.phase })}\n`);
+  // maxRSS: the process's peak resident set size (kB on Linux), what the memory bound is judged on.
+  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  process.stdout.write(`${JSON.stringify({ projections: projectors.map((p) => p.name), processed: result.processed, position: result.position, ms: Math.round(ms), phase: result.phase, peakRssMb })}\n`);
 } finally {
   await cli.close();
 }
