@@ -7,8 +7,7 @@ import { appendFileSync } from 'node:fs';
 
 const pattern = process.argv[2] ?? '\\.test\\.ts$';
 const child = spawn(process.execPath, ['--import', 'tsx', 'node_modules/uvu/bin.js', 'test', pattern], {
-  // FORCE_COLOR=0 alone turns colour off: with NO_COLOR beside it Node warns in every child process.
-  env: { ...process.env, FORCE_COLOR: '0' },
+  env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let out = '';

@@ -10,8 +10,9 @@ export interface PdfLimits {
   /** Images in the page with more pixels than this are left out of the drawing (decompression bombs). */
   readonly maxImagePixels?: number;
   /**
-   * The reading process's resident memory, in MiB (checked where the system tells it: Linux). Decoded
-   * streams live outside the heap: a 1 MB file can inflate a content stream to gigabytes.
+   * How far the reading process's resident memory may grow once PDF.js is loaded, in MiB (checked where the
+   * system tells it: Linux). Decoded streams live outside the heap: a 1 MB file can inflate a content stream
+   * to gigabytes.
    */
   readonly maxMemoryMb?: number;
 }
@@ -77,14 +78,22 @@ export const readPdf = (bytes: Buffer, drawMaxPixels: number, limits: PdfLimits 
       else reject(new PdfUnreadableError(problem ?? 'the PDF could not be read'));
     };
     const timer = setTimeout(() => finish(`reading the PDF did not finish within ${timeoutMs} ms`), timeoutMs);
-    const watch = setInterval(() => {
-      if (child.pid === undefined) return;
-      void residentBytes(child.pid).then((rss) => {
-        if (rss !== undefined && rss > maxMemoryMb * 1024 ** 2) finish(`reading the PDF used more than ${maxMemoryMb} MiB of memory`);
-      });
-    }, MEMORY_CHECK_MS);
+    let baseline: number | undefined;
+    let watch: NodeJS.Timeout | undefined;
+    const watchMemory = async () => {
+      baseline = await residentBytes(child.pid!);
+      if (baseline === undefined || settled) return;
+      watch = setInterval(() => {
+        void residentBytes(child.pid!).then((rss) => {
+          if (rss !== undefined && rss - baseline! > maxMemoryMb * 1024 ** 2) finish(`reading the PDF used more than ${maxMemoryMb} MiB of memory`);
+        });
+      }, MEMORY_CHECK_MS);
+    };
     child.on('message', (message: PdfProcessMessage) => {
-      if (message.kind === 'properties') read = { numberOfPages: message.numberOfPages, width: message.width, height: message.height };
+      if (message.kind === 'ready') {
+        const input: PdfProcessInput = { bytes, drawMaxPixels, maxImagePixels };
+        void watchMemory().then(() => !settled && child.send(input));
+      } else if (message.kind === 'properties') read = { numberOfPages: message.numberOfPages, width: message.width, height: message.height };
       else if (message.kind === 'drawing' && read) read = { ...read, drawing: { width: message.width, height: message.height, rgba: message.rgba } };
       else if (message.kind === 'failed') finish(message.message);
       else if (message.kind === 'done') finish();
@@ -93,7 +102,5 @@ export const readPdf = (bytes: Buffer, drawMaxPixels: number, limits: PdfLimits 
     child.on('exit', (code, signal) =>
       finish(/heap out of memory|Allocation failed/.test(stderr) ? `reading the PDF ran out of memory (heap limit ${maxHeapMb} MiB)` : `the PDF reader stopped (${signal ?? `exit code ${code}`})`),
     );
-    const input: PdfProcessInput = { bytes, drawMaxPixels, maxImagePixels };
-    child.send(input);
   });
 };

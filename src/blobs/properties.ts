@@ -43,7 +43,7 @@ export interface ExtractedProperties {
 
 export interface ExtractOptions {
   readonly maxBytes?: number;
-  /** Told about bytes that did not match their declared type (for a log line); never thrown. */
+  /** Told about bytes that did not match their declared type, or a PDF page that could not be drawn (for a log line); never thrown. */
   readonly onUnreadable?: (reason: string) => void;
   /** Bounds of the PDF reader (defaults in pdf-reader.ts). */
   readonly pdf?: PdfLimits;
@@ -82,11 +82,12 @@ const thumbnailSize = (width: number, height: number) => {
   return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
 };
 
-const pdfProperties = async (bytes: Buffer, limits: PdfLimits | undefined): Promise<ExtractedProperties> => {
+const pdfProperties = async (bytes: Buffer, options: ExtractOptions): Promise<ExtractedProperties> => {
   // The header must be near the start (PDF readers allow some leading junk, up to 1 KiB).
   if (bytes.subarray(0, 1024).indexOf('%PDF-') < 0) throw new Error('no PDF header');
   // Drawn at twice the thumbnail's size, then reduced by sharp as images are, for smooth edges.
-  const read = await readPdf(bytes, 2 * THUMBNAIL_MAX_PIXELS, limits);
+  const read = await readPdf(bytes, 2 * THUMBNAIL_MAX_PIXELS, options.pdf);
+  if (read.drawingProblem) options.onUnreadable?.(`no thumbnail: ${read.drawingProblem}`);
   if (read.numberOfPages < 1) throw new Error('no pages');
   const hasSize = read.width > 0 && read.height > 0;
   const properties = { numberOfPages: read.numberOfPages, ...(hasSize ? { dimensions: { width: read.width, height: read.height, units: 'pt' } } : {}) };
@@ -116,7 +117,7 @@ export const extractProperties = async (
   if ((!format && !pdf) || size === 0 || size > (options.maxBytes ?? DEFAULT_MAX_ANALYSED_BYTES)) return {};
   const bytes = await readAll(await open(), size);
   try {
-    return format ? await imageProperties(bytes, format) : await pdfProperties(bytes, options.pdf);
+    return format ? await imageProperties(bytes, format) : await pdfProperties(bytes, options);
   } catch (e) {
     options.onUnreadable?.(e instanceof Error ? e.message : String(e));
     return {};

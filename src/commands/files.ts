@@ -61,7 +61,7 @@ export const storeFile = async (deps: CommandDeps, blobs: BlobStore, metadata: E
   if (existing.state) return { file: await visibleFile(deps, existing.state), created: false };
 
   const extracted = await extractProperties(() => blobs.get(blob), mimeType, blob.size, {
-    onUnreadable: (reason) => deps.logger.info({ digest: blob.digest, mimeType, reason }, 'file stored without properties: content unreadable as its type'),
+    onUnreadable: (reason) => deps.logger.info({ digest: blob.digest, mimeType, reason }, 'file stored without some of its properties: content unreadable as its type'),
   });
   const properties = await storeThumbnail(blobs, extracted);
   const command = { type: 'StoreFile', digest: blob.digest, fileSize: blob.size, mimeType, filename: input.filename, properties } as const;

@@ -115,11 +115,22 @@ test('PDF: reading is bounded in time (the reader is stopped, the file has no pr
   assert.match(reasons.join(), /did not finish within 1 ms/);
 });
 
-test('PDF: reading is bounded in memory (heap limit reached: no properties, the process lives on)', async () => {
+test('PDF: a page of ten million operations outgrows the heap limit: the first page has no thumbnail, the process lives on', async () => {
   const reasons: string[] = [];
-  const props = await extract(await pdf(1), 'application/pdf', { pdf: { maxHeapMb: 2 }, onUnreadable: (r) => reasons.push(r) });
-  assert.equal(props, {});
-  assert.match(reasons.join(), /memory/);
+  const bytes = await pdf(1, [300, 400], { draw: '0 0 1 1 re', drawTimes: 10_000_000 });
+  assert.ok(bytes.length < 1024 ** 2, 'a small file');
+  const props = await extract(bytes, 'application/pdf', { pdf: { timeoutMs: 300_000, maxMemoryMb: 100_000 }, onUnreadable: (r) => reasons.push(r) });
+  assert.equal(props, { numberOfPages: 1, dimensions: { width: 300, height: 400, units: 'pt' } });
+  assert.match(reasons.join(), /ran out of memory \(heap limit 256 MiB\)/);
+});
+
+test('PDF: a content stream that inflates to 1 GiB is stopped by the memory limit (off the heap, where decoded streams live)', async () => {
+  const reasons: string[] = [];
+  const bytes = await pdf(1, [300, 400], { draw: ' '.repeat(1023), drawTimes: 1024 ** 2 });
+  assert.ok(bytes.length < 8 * 1024 ** 2, 'a small file');
+  const props = await extract(bytes, 'application/pdf', { pdf: { timeoutMs: 300_000, maxMemoryMb: 400 }, onUnreadable: (r) => reasons.push(r) });
+  assert.equal(props, { numberOfPages: 1, dimensions: { width: 300, height: 400, units: 'pt' } });
+  assert.match(reasons.join(), /used more than 400 MiB of memory/);
 });
 
 test('PDF: images larger than the pixel limit are left out of the thumbnail, not decoded', async () => {

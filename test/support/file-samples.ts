@@ -1,6 +1,8 @@
 /** Sample files made at test time (no binary fixtures): images with sharp, PDFs written object by object. */
 import { randomBytes } from 'node:crypto';
-import { deflateSync } from 'node:zlib';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { createDeflate, deflateSync } from 'node:zlib';
 import sharp from 'sharp';
 
 const canvas = (width: number, height: number, alpha = false) =>
@@ -24,7 +26,19 @@ export interface PdfOptions {
   readonly claimedCount?: number;
   /** A DeviceGray image of this many pixels a side, all black, painted over the whole first page (named /Im0). */
   readonly blackImage?: number;
+  /** The first page's content repeated this many times, deflated (a small file that inflates to a big stream). */
+  readonly drawTimes?: number;
 }
+
+/** `text` repeated `times` times, deflated without ever holding the whole inflated text. */
+const deflateRepeated = (text: string, times: number): Promise<Buffer> => {
+  const chunk = Buffer.from(text.repeat(Math.max(1, Math.floor((1 << 20) / text.length))), 'latin1');
+  const perChunk = chunk.length / text.length;
+  const chunks = function* () {
+    for (let left = times; left > 0; left -= perChunk) yield left >= perChunk ? chunk : chunk.subarray(0, left * text.length);
+  };
+  return buffer(Readable.from(chunks()).pipe(createDeflate({ level: 1 })));
+};
 
 /**
  * A PDF of `pages` pages written by hand (so a test controls every byte a hostile file could
@@ -41,7 +55,9 @@ export const pdf = async (pages = 3, size: [number, number] = [595, 842], option
     ? add(stream(`/Type /XObject /Subtype /Image /Width ${options.blackImage} /Height ${options.blackImage} /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode`, deflateSync(Buffer.alloc(options.blackImage ** 2))))
     : undefined;
   const draw = (options.draw ?? '') + (image ? `\nq ${size[0]} 0 0 ${size[1]} 0 0 cm /Im0 Do Q` : '');
-  const content = add(stream('', Buffer.from(draw, 'latin1')));
+  const content = add(
+    options.drawTimes ? stream('/Filter /FlateDecode', await deflateRepeated(`${draw}\n`, options.drawTimes)) : stream('', Buffer.from(draw, 'latin1')),
+  );
   const kids: number[] = [];
   for (let i = 0; i < pages; i++) {
     const [w, h] = i === 0 ? size : [612, 792];
