@@ -44,7 +44,7 @@ export interface BatchContext {
   /** Set while the projection is being rebuilt. */
   readonly rebuild?: RebuildTarget;
   /** Every document of one of the projector's collections, as folded up to `last`. */
-  state(collection: string): Promise<Iterable<Doc>>;
+  state(collection: string): Promise<Iterable<Doc> | AsyncIterable<Doc>>;
 }
 
 /** Where a rebuild writes: fresh copies of the projector's collections under other names. */

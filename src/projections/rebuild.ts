@@ -1,5 +1,6 @@
 import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { BatchDocs } from './batch-docs.ts';
+import { pagedDocs } from './paged-docs.ts';
 import type { Projector, RebuildTarget } from './projector.ts';
 import type { BatchLimit, ReadStore } from './read-store.ts';
 import { windowFull } from './runner/commit-policy.ts';
@@ -264,7 +265,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
         state: async (collection) => {
           if (b.docs.complete) return b.docs.documents(collection);
           await commit(b, position);
-          return reads.find(target.physical(collection));
+          return pagedDocs(reads, target.physical(collection));
         },
       });
     }

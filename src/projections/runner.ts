@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { BatchDocs } from './batch-docs.ts';
+import { pagedDocs } from './paged-docs.ts';
 import type { Projector } from './projector.ts';
 import { CheckpointConflictError, type BatchLimit, type Checkpoint, type ReadStore } from './read-store.ts';
 import { rebuildCheckpoint, RebuildInProgressError, rebuildProjections, rebuildsSpec, readRebuilds, requestRebuild, type RebuildProgress } from './rebuild.ts';
@@ -562,7 +563,7 @@ export class ProjectionRunner {
           state: async (collection) => {
             // The snapshot must see every folded change: commit what waits first.
             await this.commit(run);
-            return reads.find(collection);
+            return pagedDocs(reads, collection);
           },
         })
         .catch((e: Error) => this.logger.error({ projection: projector.name, err: { message: e.message } }, 'after-batch step failed'));

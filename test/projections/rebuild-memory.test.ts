@@ -13,6 +13,7 @@ import { objectsProjector } from '../../src/projections/objects-projector.ts';
 import { collectionFold } from '../../src/projections/reporting/collection-fold.ts';
 import { loadCollections } from '../../src/app/load-collections.ts';
 import { BatchDocs } from '../../src/projections/batch-docs.ts';
+import { loadSnapshot, SNAPSHOTS, snapshotSpec, withSnapshots } from '../../src/projections/reporting/snapshots.ts';
 import { rebuildProjections } from '../../src/projections/rebuild.ts';
 import { openSqliteReadStore, type SqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
 import type { Projector } from '../../src/projections/projector.ts';
@@ -59,7 +60,17 @@ const countingGets = (reads: SqliteReadStore) => {
 
 const projectorsOf = (): Projector[] => {
   const decode = eventDecoder(domainCodecs);
-  return [objectsProjector(decode), ...loadCollections(collectionsFile, schema).map((c) => collectionFold(c, schema, decode))];
+  return [objectsProjector(decode), ...loadCollections(collectionsFile, schema).map((c) => withSnapshots(collectionFold(c, schema, decode), 200))];
+};
+
+/** Every snapshot of every fold, loaded: the state `at` would start from. */
+const snapshotStates = async (reads: SqliteReadStore) => {
+  const out: Record<string, unknown> = {};
+  for (const meta of await reads.find<Parameters<typeof loadSnapshot>[2]>(SNAPSHOTS, { where: { position: { $gt: 0 } }, sort: [['position', 'asc']] })) {
+    const state = await loadSnapshot(reads, new Map(), meta);
+    out[meta.id] = [...state.collections].map(([name, docs]) => [name, [...docs.values()].sort((a, b) => a.id.localeCompare(b.id))]).sort();
+  }
+  return out;
 };
 
 const dump = async (reads: SqliteReadStore, projectors: readonly Projector[]) => {
@@ -75,6 +86,8 @@ test('a rebuild past its cache bound spills to the store and builds the same rea
   const bounded = openSqliteReadStore(join(tmp.dir, 'bounded.db'));
   try {
     for (const e of history()) await events.append(e.stream!, [{ type: e.type, data: e.data }]);
+    await whole.ensureCollection(snapshotSpec);
+    await bounded.ensureCollection(snapshotSpec);
     const wholeGets = countingGets(whole);
     const boundedGets = countingGets(bounded);
     const projectors = projectorsOf();
@@ -88,6 +101,10 @@ test('a rebuild past its cache bound spills to the store and builds the same rea
     const expected = await dump(whole, projectors);
     assert.ok((expected['rc_people_rows'] ?? []).length > 100, 'the collection has rows');
     assert.equal(await dump(bounded, projectors), expected);
+    // Snapshots taken while spilled (read back from the store page by page) hold the same states.
+    const snapshots = await snapshotStates(whole);
+    assert.ok(Object.keys(snapshots).length >= 10, `${Object.keys(snapshots).length} snapshots`);
+    assert.equal(await snapshotStates(bounded), snapshots);
   } finally {
     await events.close();
     await whole.close();

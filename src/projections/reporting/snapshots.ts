@@ -112,12 +112,12 @@ const PART_BYTES = 16 * 1024 * 1024;
  * Writes `writes` in order, in as few transactions as the store's bound allows. Not atomic: callers
  * order them so that a crash between two leaves nothing a reader can find half-written.
  */
-const writeInParts = async (reads: ReadStore, writes: Iterable<Sized>): Promise<void> => {
+const writeInParts = async (reads: ReadStore, writes: Iterable<Sized> | AsyncIterable<Sized>): Promise<void> => {
   const limit = reads.maxBatch;
   const maxBytes = Math.min(limit.bytes, PART_BYTES);
   let part: WriteOp[] = [];
   let bytes = 0;
-  for (const { op, bytes: size } of writes) {
+  for await (const { op, bytes: size } of writes) {
     if (part.length > 0 && (part.length + 1 > limit.ops || bytes + size > maxBytes)) {
       await reads.bulkWrite(part);
       part = [];
@@ -144,9 +144,9 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
  * chunk and becomes part of the chunk's JSON, handed to the store with the document (JSON of an
  * object is its keys and values in order; of an array, its items' JSON joined by commas).
  */
-function* toChunks(id: string, entries: readonly Entry[], maxBytes: number): Generator<Sized> {
-  // What the rest of a chunk document takes (its longest id, the keys), so the whole stays within maxBytes.
-  const budget = maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${entries.length}`, entries: [] }));
+async function* toChunks(id: string, entries: Iterable<Entry> | AsyncIterable<Entry>, maxBytes: number): AsyncGenerator<Sized> {
+  // What the rest of a chunk document takes (the longest id a snapshot's chunk can have, the keys), so the whole stays within maxBytes.
+  const budget = maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, entries: [] }));
   let count = 0;
   let current: Entry[] = [];
   let encoded: string[] = [];
@@ -159,7 +159,7 @@ function* toChunks(id: string, entries: readonly Entry[], maxBytes: number): Gen
     bytes = 0;
     return { op: { kind: 'put', collection: SNAPSHOTS, doc, json }, bytes: Buffer.byteLength(json) };
   };
-  for (const entry of entries) {
+  for await (const entry of entries) {
     const text = JSON.stringify(entry);
     const size = Buffer.byteLength(text);
     // `+ 1`: the comma before it.
@@ -183,11 +183,11 @@ interface Tracker {
   upTo?: number;
 }
 
-const writeSnapshot = async (reads: ReadStore, key: string, entries: readonly Entry[], position: number, recordedAt: Date, chain: readonly string[]) => {
+const writeSnapshot = async (reads: ReadStore, key: string, entries: Iterable<Entry> | AsyncIterable<Entry>, position: number, recordedAt: Date, chain: readonly string[]) => {
   const id = `${key}@${position}`;
   let chunks = 0;
-  const counted = function* () {
-    for (const chunk of toChunks(id, entries, Math.min(CHUNK_BYTES, reads.maxBatch.bytes))) {
+  const counted = async function* () {
+    for await (const chunk of toChunks(id, entries, Math.min(CHUNK_BYTES, reads.maxBatch.bytes))) {
       chunks++;
       yield chunk;
     }
@@ -236,10 +236,18 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
         t.last = await writeSnapshot(ctx.reads, key, delta!, last.position, last.recordedAt, onto.chain);
         t.chainDocs += delta!.length;
       } else {
-        const entries: Entry[] = [];
-        for (const spec of fold.collections) for (const doc of await ctx.state(spec.name)) entries.push([spec.name, doc.id, doc]);
-        t.last = await writeSnapshot(ctx.reads, key, entries, last.position, last.recordedAt, []);
-        t.baseDocs = entries.length;
+        // Streamed: a fold's whole state need not fit in memory twice (or at all, once a rebuild spills it).
+        let count = 0;
+        const entries = async function* (): AsyncGenerator<Entry> {
+          for (const spec of fold.collections) {
+            for await (const doc of await ctx.state(spec.name)) {
+              count++;
+              yield [spec.name, doc.id, doc];
+            }
+          }
+        };
+        t.last = await writeSnapshot(ctx.reads, key, entries(), last.position, last.recordedAt, []);
+        t.baseDocs = count;
         t.chainDocs = 0;
       }
       t.changed = new Map();

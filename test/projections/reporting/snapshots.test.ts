@@ -113,4 +113,32 @@ test('a large snapshot on a store without a bound is written in parts of bounded
   assert.equal([...state.collections.get('big')!.values()], docs);
 });
 
+test('a full snapshot streams the fold state: chunks are written while the documents are still being read', async (ctx) => {
+  const reads = await open(ctx);
+  const docs = bigDocs(120, 500_000);
+  let yielded = 0;
+  const yieldedAtWrites: number[] = [];
+  const bulkWrite = reads.bulkWrite.bind(reads);
+  reads.bulkWrite = async (ops) => {
+    yieldedAtWrites.push(yielded);
+    return bulkWrite(ops);
+  };
+  await withSnapshots(fold, 1).afterBatch!({
+    reads,
+    last: event(10),
+    changes: [],
+    state: async () =>
+      (async function* () {
+        for (const doc of docs) {
+          yielded++;
+          yield doc;
+        }
+      })(),
+  });
+  assert.ok(yieldedAtWrites.length > 2, `${yieldedAtWrites.length} transactions`);
+  assert.ok(yieldedAtWrites[0]! < docs.length / 2, `first write after ${yieldedAtWrites[0]} of ${docs.length} documents`);
+  const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'bigfold'))!);
+  assert.equal([...state.collections.get('big')!.values()], docs);
+});
+
 test.run();
