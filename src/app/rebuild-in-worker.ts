@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
-import { RebuildInProgressError, type RebuildProgress } from '../projections/rebuild.ts';
+import { rebuildMemory, RebuildInProgressError, type RebuildProgress } from '../projections/rebuild.ts';
 import type { RebuildLauncher } from '../projections/runner.ts';
 import type { RebuildWorkerInput, RebuildWorkerMessage } from './rebuild-worker.ts';
 
@@ -23,7 +23,7 @@ export const rebuildInWorker =
     new Promise<RebuildProgress>((resolve, reject) => {
       const names = projectors.map((p) => p.name);
       const input: RebuildWorkerInput = { config, projections: names, owner };
-      const worker = new Worker(bootstrap, { eval: true, workerData: input });
+      const worker = new Worker(bootstrap, { eval: true, workerData: input, resourceLimits: { maxOldGenerationSizeMb: rebuildMemory(config.rebuildCacheBytes).maxOldGenerationSizeMb } });
       let settled = false;
       const stop = () => worker.postMessage('stop');
       signal.addEventListener('abort', stop, { once: true });

@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
-import { rebuildProjections, RebuildInProgressError } from '../projections/rebuild.ts';
+import { rebuildMemory, rebuildProjections, RebuildInProgressError } from '../projections/rebuild.ts';
 import { loadAppModel } from './app-model.ts';
 import { openEngines } from './engines.ts';
 
@@ -28,7 +28,7 @@ port.on('message', (message) => {
 
 const run = async (): Promise<RebuildWorkerMessage> => {
   const model = loadAppModel(input.config);
-  const engines = await openEngines(input.config);
+  const engines = await openEngines(input.config, { readStorePageCacheBytes: rebuildMemory(input.config.rebuildCacheBytes).pageCacheBytes });
   try {
     const projectors = model.projectors.filter((p) => input.projections.includes(p.name));
     const progress = await rebuildProjections({

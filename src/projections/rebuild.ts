@@ -100,6 +100,18 @@ export interface RebuildOptions {
 }
 
 export const DEFAULT_REBUILD_CACHE_BYTES = 48 * 2 ** 20;
+
+/**
+ * What a process (or worker thread) given over to rebuilds needs besides its document cache: a
+ * heap that holds the cache (about three times its JSON) and what a page of the log and a commit
+ * take, and a read store page cache as large as the document cache (the rebuild writes mostly new
+ * pages; what it reads back is what it dropped). With the V8 heap bounded, its garbage is
+ * collected instead of the heap growing to several times what is alive.
+ */
+export const rebuildMemory = (cacheBytes: number) => ({
+  maxOldGenerationSizeMb: Math.ceil((4 * cacheBytes) / 2 ** 20) + 96,
+  pageCacheBytes: Math.max(16 * 2 ** 20, cacheBytes),
+});
 /** What an overfull cache is cut down to: room for a while before the next cut. */
 const EVICT_TO = 0.7;
 const MAX_PENDING_DOCS = 300_000;

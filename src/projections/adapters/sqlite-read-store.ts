@@ -43,6 +43,8 @@ export interface SqliteReadStoreOptions {
   readonly maxBatch?: BatchLimit;
   /** How long a switch begun by this store may stay unfinished before another store takes it over. Default 30 s. */
   readonly switchLeaseMs?: number;
+  /** SQLite's page cache of this connection; default 256 MiB. */
+  readonly pageCacheBytes?: number;
 }
 
 /** How often a store waiting for another store's switch looks again. */
@@ -419,6 +421,6 @@ export const openSqliteReadStore = (file: string, options: SqliteReadStoreOption
   const db = openSqliteFile(file, 'NORMAL');
   // Read models are written at random (one document per object): SQLite's 2 MB default page cache
   // thrashes once they outgrow it, and catch-up and rebuilds slow down several times over.
-  db.pragma('cache_size = -262144');
+  db.pragma(`cache_size = -${Math.max(1024, Math.round((options.pageCacheBytes ?? 256 * 2 ** 20) / 1024))}`);
   return new SqliteReadStore(db, options);
 };
