@@ -18,16 +18,18 @@ const bootstrap = fromSources
  * page in progress (the rebuild is then resumed by the next holder of the projection).
  */
 export const rebuildInWorker =
-  (config: Config): RebuildLauncher =>
+  (config: Config, more: Pick<RebuildWorkerInput, 'batchSize' | 'resumeAfterStop'> & { readonly onProgress?: (p: RebuildProgress) => void } = {}): RebuildLauncher =>
   (projectors, { owner, signal }) =>
     new Promise<RebuildProgress>((resolve, reject) => {
       const names = projectors.map((p) => p.name);
-      const input: RebuildWorkerInput = { config, projections: names, owner };
+      const { onProgress, ...options } = more;
+      const input: RebuildWorkerInput = { config, projections: names, owner, ...options, progress: onProgress !== undefined };
       const worker = new Worker(bootstrap, { eval: true, workerData: input, resourceLimits: { maxOldGenerationSizeMb: rebuildMemory(config.rebuildCacheBytes).maxOldGenerationSizeMb } });
       let settled = false;
       const stop = () => worker.postMessage('stop');
       signal.addEventListener('abort', stop, { once: true });
       worker.on('message', (message: RebuildWorkerMessage) => {
+        if (message.kind === 'progress') return onProgress?.(message.progress);
         settled = true;
         // Its engines are closed before it answers: nothing is left for it to do.
         void worker.terminate();

@@ -5,7 +5,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
-import { rebuildMemory, rebuildProjections, RebuildInProgressError } from '../projections/rebuild.ts';
+import { rebuildMemory, rebuildProjections, RebuildInProgressError, type RebuildProgress } from '../projections/rebuild.ts';
 import { loadAppModel } from './app-model.ts';
 import { openEngines } from './engines.ts';
 
@@ -13,10 +13,16 @@ export interface RebuildWorkerInput {
   readonly config: Config;
   readonly projections: readonly string[];
   readonly owner: string;
+  readonly batchSize?: number;
+  /** Post each progress report (the CLI draws its progress bar from them). */
+  readonly progress?: boolean;
+  /** false: a stop is the operator's, recorded as interrupted (the CLI's Ctrl-C); true by default. */
+  readonly resumeAfterStop?: boolean;
 }
 
 export type RebuildWorkerMessage =
   | { readonly kind: 'done'; readonly progress: import('../projections/rebuild.ts').RebuildProgress }
+  | { readonly kind: 'progress'; readonly progress: import('../projections/rebuild.ts').RebuildProgress }
   | { readonly kind: 'failed'; readonly message: string; readonly inProgress: boolean };
 
 const input = workerData as RebuildWorkerInput;
@@ -37,7 +43,9 @@ const run = async (): Promise<RebuildWorkerMessage> => {
       projectors,
       owner: input.owner,
       signal: controller.signal,
-      resumeAfterStop: true,
+      resumeAfterStop: input.resumeAfterStop ?? true,
+      ...(input.batchSize ? { batchSize: input.batchSize } : {}),
+      ...(input.progress ? { onProgress: (progress: RebuildProgress) => port.postMessage({ kind: 'progress', progress } satisfies RebuildWorkerMessage) } : {}),
       leaseTtlMs: input.config.leases.ttlMs,
       leaseRenewMs: input.config.leases.renewMs,
       cacheBytes: input.config.rebuildCacheBytes,

@@ -239,6 +239,9 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
   // Recorded at once (other processes show it), reported after the first page as before.
   await progress('building', 'building', false);
   for (;;) {
+    // Every await of the loop may resolve at once (the embedded stores answer synchronously): a turn
+    // of the event loop per page lets a stop (a signal, a worker's message) be seen.
+    await new Promise((resolve) => setImmediate(resolve));
     if (options.signal?.aborted) {
       await commitAll(position);
       return progress('interrupted', options.resumeAfterStop ? 'building' : 'interrupted');

@@ -1,4 +1,4 @@
-import { rebuildProjections } from '../../projections/rebuild.ts';
+import { rebuildInWorker } from '../../app/rebuild-in-worker.ts';
 import type { CliContext } from '../context.ts';
 import { progressReporter } from '../progress.ts';
 
@@ -17,16 +17,9 @@ export const rebuild = async (cli: CliContext, name: string, flags: { batchSize?
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    // All of them in one pass over the log.
-    const result = await rebuildProjections({
-      events: cli.engines.events,
-      reads: cli.engines.reads,
-      projectors: cli.select(name),
-      cacheBytes: cli.config.rebuildCacheBytes,
-      ...(flags.batchSize ? { batchSize: flags.batchSize } : {}),
-      onProgress: progressReporter(),
-      signal: controller.signal,
-    });
+    // All of them in one pass over the log, in a worker thread whose heap is bounded by SVC_REBUILD_CACHE.
+    const launch = rebuildInWorker(cli.config, { resumeAfterStop: false, onProgress: progressReporter(), ...(flags.batchSize ? { batchSize: flags.batchSize } : {}) });
+    const result = await launch(cli.select(name), { owner: `rebuild-${process.pid}-${Math.random().toString(36).slice(2, 10)}`, signal: controller.signal });
     if (result.phase === 'interrupted') {
       process.stderr.write(`Interrupted at position ${result.position}; run "svc rebuild ${name}" again to resume.\n`);
       return 130;
