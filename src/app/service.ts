@@ -11,6 +11,7 @@ import { loadAppModel } from './app-model.ts';
 import { snapshotSpec } from '../projections/reporting/snapshots.ts';
 import { openBlobStore } from './open-blob-store.ts';
 import { DownloadSigner, resolveDownloadSecret } from '../blobs/signed-urls.ts';
+import { PdfReadLimiter } from '../blobs/pdf-read-limiter.ts';
 import { runnerStatus } from '../queries/reporting-api.ts';
 import { AnswerCache } from '../queries/answer-cache.ts';
 import { ReplayLimiter } from '../queries/replay-limit.ts';
@@ -81,6 +82,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     sessions: caches.sessions,
     blobs,
     signer,
+    pdfReads: new PdfReadLimiter(config.files.pdfReads),
     metrics: httpMetricsOf(config, metrics),
     readiness: readinessOf(config, engines, logger),
     reporting: {

@@ -49,12 +49,19 @@ const residentBytes = async (pid: number): Promise<number | undefined> => {
   }
 };
 
+/** Told when a reading process starts and when it has exited (to count them). */
+export type PdfProcessObserver = (change: 'started' | 'exited') => void;
+
+// A killed process that has still not exited by then no longer holds up the read's answer.
+const EXIT_WAIT_MS = 5_000;
+
 /**
  * Reads a PDF in a process of its own, bounded in time, heap and memory. Resolves with the
  * properties once they are read, with the drawing if that also succeeded; rejects
- * (PdfUnreadableError) when not even the properties could be read.
+ * (PdfUnreadableError) when not even the properties could be read. Settles only once the process
+ * has exited, so that a bound on reads at once bounds the processes alive.
  */
-export const readPdf = (bytes: Buffer, drawMaxPixels: number, limits: PdfLimits = {}): Promise<PdfRead> => {
+export const readPdf = (bytes: Buffer, drawMaxPixels: number, limits: PdfLimits = {}, observe?: PdfProcessObserver): Promise<PdfRead> => {
   const { timeoutMs, maxHeapMb, maxImagePixels, maxMemoryMb } = { ...DEFAULT_PDF_LIMITS, ...limits };
   return new Promise<PdfRead>((resolve, reject) => {
     const child = fork(processFile, [], {
@@ -67,15 +74,23 @@ export const readPdf = (bytes: Buffer, drawMaxPixels: number, limits: PdfLimits 
     child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4096)));
     let read: PdfRead | undefined;
     let settled = false;
+    let exited = false;
+    let answer: (() => void) | undefined;
+    let exitWait: NodeJS.Timeout | undefined;
     const finish = (problem?: string) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       clearInterval(watch);
-      child.kill('SIGKILL');
       // Properties already read stand even when drawing the page then failed.
-      if (read) resolve(read.drawing || !problem ? read : { ...read, drawingProblem: problem });
-      else reject(new PdfUnreadableError(problem ?? 'the PDF could not be read'));
+      const outcome = read;
+      answer = outcome
+        ? () => resolve(outcome.drawing || !problem ? outcome : { ...outcome, drawingProblem: problem })
+        : () => reject(new PdfUnreadableError(problem ?? 'the PDF could not be read'));
+      // A process that never started has no exit to wait for.
+      if (exited || child.pid === undefined) return answer();
+      child.kill('SIGKILL');
+      exitWait = setTimeout(answer, EXIT_WAIT_MS).unref();
     };
     const timer = setTimeout(() => finish(`reading the PDF did not finish within ${timeoutMs} ms`), timeoutMs);
     let baseline: number | undefined;
@@ -99,8 +114,17 @@ export const readPdf = (bytes: Buffer, drawMaxPixels: number, limits: PdfLimits 
       else if (message.kind === 'done') finish();
     });
     child.on('error', (e) => finish(e.message));
-    child.on('exit', (code, signal) =>
-      finish(/heap out of memory|Allocation failed/.test(stderr) ? `reading the PDF ran out of memory (heap limit ${maxHeapMb} MiB)` : `the PDF reader stopped (${signal ?? `exit code ${code}`})`),
-    );
+    let spawned = false;
+    child.on('spawn', () => {
+      spawned = true;
+      observe?.('started');
+    });
+    child.on('exit', (code, signal) => {
+      exited = true;
+      if (spawned) observe?.('exited');
+      clearTimeout(exitWait);
+      if (settled) return answer!();
+      finish(/heap out of memory|Allocation failed/.test(stderr) ? `reading the PDF ran out of memory (heap limit ${maxHeapMb} MiB)` : `the PDF reader stopped (${signal ?? `exit code ${code}`})`);
+    });
   });
 };

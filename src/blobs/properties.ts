@@ -1,13 +1,15 @@
 /**
  * Properties of a stored file, taken from its bytes by well-kept libraries: image dimensions and a
  * thumbnail (sharp / libvips) for JPEG, PNG, GIF, WebP, TIFF and AVIF; page count, first-page
- * size and a thumbnail of the first page (PDF.js in a bounded thread, see pdf-reader.ts) for PDF.
+ * size and a thumbnail of the first page (PDF.js in a bounded process, see pdf-reader.ts; so many at
+ * once, see pdf-read-limiter.ts) for PDF.
  * The declared media type chooses the reader, and the bytes must really be of that format: anything
  * else yields no properties, never an error, so such a file still stores.
  */
 import type { Readable } from 'node:stream';
 import sharp from 'sharp';
-import { readPdf, type PdfLimits } from './pdf-reader.ts';
+import { readPdf, type PdfLimits, type PdfProcessObserver } from './pdf-reader.ts';
+import { PdfReadsBusyError, type PdfReadLimiter } from './pdf-read-limiter.ts';
 import type { Dimensions } from '../domain/files/files.ts';
 
 // A server process: no libvips operation cache (it would hold decoded images), one thread per image.
@@ -47,6 +49,10 @@ export interface ExtractOptions {
   readonly onUnreadable?: (reason: string) => void;
   /** Bounds of the PDF reader (defaults in pdf-reader.ts). */
   readonly pdf?: PdfLimits;
+  /** The service's bound on PDF reads at once; a PDF that gets no turn is stored without its properties. Absent: unbounded. */
+  readonly pdfReads?: PdfReadLimiter;
+  /** Told when a PDF reading process starts and exits. */
+  readonly onPdfProcess?: PdfProcessObserver;
 }
 
 const readAll = async (stream: Readable, size: number): Promise<Buffer> => {
@@ -86,7 +92,7 @@ const pdfProperties = async (bytes: Buffer, options: ExtractOptions): Promise<Ex
   // The header must be near the start (PDF readers allow some leading junk, up to 1 KiB).
   if (bytes.subarray(0, 1024).indexOf('%PDF-') < 0) throw new Error('no PDF header');
   // Drawn at twice the thumbnail's size, then reduced by sharp as images are, for smooth edges.
-  const read = await readPdf(bytes, 2 * THUMBNAIL_MAX_PIXELS, options.pdf);
+  const read = await readPdf(bytes, 2 * THUMBNAIL_MAX_PIXELS, options.pdf, options.onPdfProcess);
   if (read.drawingProblem) options.onUnreadable?.(`no thumbnail: ${read.drawingProblem}`);
   if (read.numberOfPages < 1) throw new Error('no pages');
   const hasSize = read.width > 0 && read.height > 0;
@@ -115,11 +121,22 @@ export const extractProperties = async (
   const format = IMAGE_FORMATS[mimeType];
   const pdf = PDF_TYPES.has(mimeType);
   if ((!format && !pdf) || size === 0 || size > (options.maxBytes ?? DEFAULT_MAX_ANALYSED_BYTES)) return {};
-  const bytes = await readAll(await open(), size);
+  const analyse = async () => {
+    const bytes = await readAll(await open(), size);
+    try {
+      return format ? await imageProperties(bytes, format) : await pdfProperties(bytes, options);
+    } catch (e) {
+      options.onUnreadable?.(e instanceof Error ? e.message : String(e));
+      return {};
+    }
+  };
+  if (!pdf || !options.pdfReads) return analyse();
+  // The bytes are read only once the turn comes: a waiting PDF holds no memory.
   try {
-    return format ? await imageProperties(bytes, format) : await pdfProperties(bytes, options);
+    return await options.pdfReads.run(analyse);
   } catch (e) {
-    options.onUnreadable?.(e instanceof Error ? e.message : String(e));
+    if (!(e instanceof PdfReadsBusyError)) throw e;
+    options.onUnreadable?.(e.message);
     return {};
   }
 };

@@ -11,6 +11,7 @@ import {
   type TagChanges,
 } from '../domain/files/files.ts';
 import { extractProperties, type ExtractedProperties } from '../blobs/properties.ts';
+import type { PdfReadLimiter } from '../blobs/pdf-read-limiter.ts';
 import { API_KEYS, FILES, type ApiKeyDoc, type FileDoc } from '../projections/read-models.ts';
 import { mayWriteFileTags } from '../domain/users/users.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -23,6 +24,8 @@ export interface StoreFileInput {
   readonly mimeType?: string;
   /** Largest accepted size in bytes. */
   readonly limit?: number;
+  /** The service's bound on PDF reads at once. */
+  readonly pdfReads: PdfReadLimiter;
 }
 
 export interface StoreFileResult {
@@ -61,6 +64,7 @@ export const storeFile = async (deps: CommandDeps, blobs: BlobStore, metadata: E
   if (existing.state) return { file: await visibleFile(deps, existing.state), created: false };
 
   const extracted = await extractProperties(() => blobs.get(blob), mimeType, blob.size, {
+    pdfReads: input.pdfReads,
     onUnreadable: (reason) => deps.logger.info({ digest: blob.digest, mimeType, reason }, 'file stored without some of its properties: content unreadable as its type'),
   });
   const properties = await storeThumbnail(blobs, extracted);

@@ -15,6 +15,12 @@ export const FILES_ENV_SPEC = {
   SVC_DOWNLOAD_VALID_SECONDS: integer(60, 7 * 24 * 3600, DEFAULT_DOWNLOAD_VALID_SECONDS),
   /** Largest file accepted by `POST /api/admin/files` (default 1gb). */
   SVC_FILE_LIMIT: byteSize(DEFAULT_FILE_LIMIT_BYTES),
+  /** PDF uploads read at once (each in a process of its own, 100-300 MB). */
+  SVC_PDF_CONCURRENCY: integer(1, 64, 2),
+  /** PDF uploads waiting for a reader; any more are stored without their PDF properties. */
+  SVC_PDF_QUEUE: integer(0, 10_000, 16),
+  /** Longest a PDF upload waits for a reader before it is stored without its PDF properties. */
+  SVC_PDF_QUEUE_WAIT_MS: integer(0, 600_000, 30_000),
 };
 
 export interface FilesConfig {
@@ -22,12 +28,22 @@ export interface FilesConfig {
   readonly downloadSecret: string | undefined;
   readonly downloadValidSeconds: number;
   readonly fileLimitBytes: number;
+  /** How many PDF reads run at once, wait, and for how long. */
+  readonly pdfReads: { readonly concurrency: number; readonly queue: number; readonly maxWaitMs: number };
 }
 
-export const filesConfigOf = (v: { SVC_DOWNLOAD_SECRET: string | undefined; SVC_DOWNLOAD_VALID_SECONDS: number; SVC_FILE_LIMIT: number }): FilesConfig => ({
+export const filesConfigOf = (v: {
+  SVC_DOWNLOAD_SECRET: string | undefined;
+  SVC_DOWNLOAD_VALID_SECONDS: number;
+  SVC_FILE_LIMIT: number;
+  SVC_PDF_CONCURRENCY: number;
+  SVC_PDF_QUEUE: number;
+  SVC_PDF_QUEUE_WAIT_MS: number;
+}): FilesConfig => ({
   downloadSecret: v.SVC_DOWNLOAD_SECRET,
   downloadValidSeconds: v.SVC_DOWNLOAD_VALID_SECONDS,
   fileLimitBytes: v.SVC_FILE_LIMIT,
+  pdfReads: { concurrency: v.SVC_PDF_CONCURRENCY, queue: v.SVC_PDF_QUEUE, maxWaitMs: v.SVC_PDF_QUEUE_WAIT_MS },
 });
 
 /** Same shape and message as config.ts's ConfigError. */

@@ -41,6 +41,7 @@ import { adminUiRoutes } from './admin-ui/routes.ts';
 import type { SessionStore } from './admin-ui/sessions.ts';
 import type { BlobStore } from '../blobs/blob-store.ts';
 import type { DownloadSigner } from '../blobs/signed-urls.ts';
+import type { PdfReadLimiter } from '../blobs/pdf-read-limiter.ts';
 import { adminFileRoutes } from './routes/admin-files.ts';
 import { fileApiRoutes } from './routes/file-api.ts';
 import { openApiRoutes } from './routes/openapi.ts';
@@ -68,6 +69,8 @@ export interface AppDeps {
   readonly reporting: ReportingDeps;
   readonly blobs: BlobStore;
   readonly signer: DownloadSigner;
+  /** How many uploaded PDFs are read at once (made at start-up). */
+  readonly pdfReads: PdfReadLimiter;
   /** The service's registry (served at /metrics, behind `token` when set) and its request histogram. */
   readonly metrics: HttpMetrics;
   /** What /readyz checks. */
@@ -141,7 +144,7 @@ export const routerFamilies = (deps: AppDeps): RouterFamily[] => {
         adminObjectRoutes(commands, queries),
         adminRestApiRoutes(commands, controlValidator(deps.models, deps.schema)),
         adminModelRoutes(deps.models),
-        adminFileRoutes(commands, { blobs: deps.blobs, fileLimitBytes: deps.config.files.fileLimitBytes }),
+        adminFileRoutes(commands, { blobs: deps.blobs, fileLimitBytes: deps.config.files.fileLimitBytes, pdfReads: deps.pdfReads }),
       ],
     },
     { prefix: /^\/api\/v0-object/i, routers: [objectApiRoutes({ ...queries, events: deps.events, decode: deps.decode }, deps.reads, throttle, principals)] },

@@ -157,13 +157,21 @@ test('Content-Disposition: an ASCII fallback and the exact name as filename* (RF
 });
 
 test('files configuration: defaults, values and errors (never echoing the secret)', () => {
-  assert.equal(loadFilesConfig({}), { downloadSecret: undefined, downloadValidSeconds: 14_400, fileLimitBytes: 1024 ** 3 });
+  assert.equal(loadFilesConfig({}), {
+    downloadSecret: undefined,
+    downloadValidSeconds: 14_400,
+    fileLimitBytes: 1024 ** 3,
+    pdfReads: { concurrency: 2, queue: 16, maxWaitMs: 30_000 },
+  });
   const secret = 's'.repeat(40);
-  assert.equal(loadFilesConfig({ SVC_DOWNLOAD_SECRET: secret, SVC_DOWNLOAD_VALID_SECONDS: '600', SVC_FILE_LIMIT: '2mb' }), {
+  const env = { SVC_DOWNLOAD_SECRET: secret, SVC_DOWNLOAD_VALID_SECONDS: '600', SVC_FILE_LIMIT: '2mb', SVC_PDF_CONCURRENCY: '1', SVC_PDF_QUEUE: '0', SVC_PDF_QUEUE_WAIT_MS: '500' };
+  assert.equal(loadFilesConfig(env), {
     downloadSecret: secret,
     downloadValidSeconds: 600,
     fileLimitBytes: 2 * 1024 ** 2,
+    pdfReads: { concurrency: 1, queue: 0, maxWaitMs: 500 },
   });
+  assert.throws(() => loadFilesConfig({ SVC_PDF_CONCURRENCY: '0' }), /SVC_PDF_CONCURRENCY/);
   try {
     loadFilesConfig({ SVC_DOWNLOAD_SECRET: 'short-secret', SVC_DOWNLOAD_VALID_SECONDS: '5', SVC_FILE_LIMIT: 'lots' });
     assert.unreachable('expected a FilesConfigError');

@@ -4,6 +4,7 @@ import { PassThrough } from 'node:stream';
 import type { CommandDeps } from '../../commands/context.ts';
 import { storeFile } from '../../commands/files.ts';
 import { BlobTooLargeError, type BlobStore } from '../../blobs/blob-store.ts';
+import type { PdfReadLimiter } from '../../blobs/pdf-read-limiter.ts';
 import { filenameProblem, mediaTypeOf } from '../../domain/files/files.ts';
 import { presentFile } from '../../queries/file-api.ts';
 import { HttpError } from '../errors.ts';
@@ -15,6 +16,8 @@ export interface AdminFileDeps {
   readonly blobs: BlobStore;
   /** Largest accepted upload in bytes. */
   readonly fileLimitBytes: number;
+  /** The service's bound on PDF reads at once. */
+  readonly pdfReads: PdfReadLimiter;
 }
 
 const single = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
@@ -65,7 +68,7 @@ export const adminFileRoutes = (deps: CommandDeps, files: AdminFileDeps) => {
 
     let result;
     try {
-      result = await storeFile(deps, files.blobs, metadataOf(ctx), { source: bodyOf(ctx.req), filename: filename!, mimeType, limit: files.fileLimitBytes });
+      result = await storeFile(deps, files.blobs, metadataOf(ctx), { source: bodyOf(ctx.req), filename: filename!, mimeType, limit: files.fileLimitBytes, pdfReads: files.pdfReads });
     } catch (e) {
       if (e instanceof BlobTooLargeError) {
         drainThenClose(ctx.req);
