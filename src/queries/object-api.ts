@@ -17,6 +17,14 @@ export class ObjectDocCache extends VersionedCache<string, ObjectDoc | null> {}
 /** Link targets of each document object (for one schema): documents from the cache are served again and again, unchanged. */
 export type LinkedRefsMemo = WeakMap<ObjectDoc, readonly string[]>;
 
+/**
+ * The JSON text of each document object's plain (`sources=NONE`) serialisation, with which of its
+ * link targets the caller could read when it was made (`seen`). One answer per document, so it
+ * lives and goes with the document cache's entries; the documents and link targets both come from
+ * the objects read model, so a document object served again has the same targets.
+ */
+export type ObjectAnswerMemo = WeakMap<ObjectDoc, { readonly seen: string; readonly json: string }>;
+
 export interface ObjectQueryDeps {
   readonly reads: ReadStore;
   readonly schema: Schema;
@@ -29,15 +37,17 @@ export interface ObjectQueryDeps {
   readonly linkedRefs?: LinkedRefsMemo;
   /** Slugs of titles served before (for object URLs). */
   readonly slugs?: SlugMemo;
+  /** Plain serialisations made before; without it each is made and encoded again. */
+  readonly answers?: ObjectAnswerMemo;
 }
 
 /** What Object API answers keep between requests; made once per service at start-up. */
-export type ObjectQueryCaches = Required<Pick<ObjectQueryDeps, 'linkTargets' | 'docs' | 'linkedRefs' | 'slugs'>>;
+export type ObjectQueryCaches = Required<Pick<ObjectQueryDeps, 'linkTargets' | 'docs' | 'linkedRefs' | 'slugs' | 'answers'>>;
 
 export const createObjectQueryCaches = (runner: VersionedProjections): ObjectQueryCaches => {
   // Dropped whenever the objects read model moves.
   const objectsVersion = collectionVersion(runner, OBJECTS);
-  return { linkTargets: new LinkTargetCache(objectsVersion, 10_000), docs: new ObjectDocCache(objectsVersion, 2_000), linkedRefs: new WeakMap(), slugs: new Map() };
+  return { linkTargets: new LinkTargetCache(objectsVersion, 10_000), docs: new ObjectDocCache(objectsVersion, 2_000), linkedRefs: new WeakMap(), slugs: new Map(), answers: new WeakMap() };
 };
 
 /** Why a query could not be answered; the HTTP layer maps kinds to statuses. */
@@ -183,6 +193,30 @@ export const getObject = async (deps: ObjectQueryDeps, ref: string, sourcesParam
   const doc = await readableObject(deps, ref, access);
   const [object] = await serialiseMany(deps, [doc], sources, access);
   return object!;
+};
+
+/**
+ * `getObject`'s answer as JSON text. A plain one (no sources) is encoded once per document and
+ * kept while the document is: most reads ask for the same few objects between two writes.
+ */
+export const getObjectJson = async (deps: ObjectQueryDeps, ref: string, sourcesParam: string | undefined, access: ReadAccess): Promise<string> => {
+  const sources = parseSources(sourcesParam);
+  const doc = await readableObject(deps, ref, access);
+  const memo = deps.answers;
+  if (!memo || sources.length > 0) return JSON.stringify((await serialiseMany(deps, [doc], sources, access))[0]);
+  // Callers differ only in which link targets they may read (the others show no title).
+  const refs = linkedRefsOf(deps, doc);
+  const targets = await loadLinkTargets(deps, refs);
+  let seen = '';
+  for (const r of refs) {
+    const target = targets.get(r);
+    seen += target && canRead(access, target.labels) ? '1' : '0';
+  }
+  const kept = memo.get(doc);
+  if (kept?.seen === seen) return kept.json;
+  const json = JSON.stringify((await serialiseMany(deps, [doc], sources, access))[0]);
+  memo.set(doc, { seen, json });
+  return json;
 };
 
 export interface LinkedQuery {
