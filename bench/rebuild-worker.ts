@@ -1,18 +1,18 @@
 /**
  * The rebuild process of the `rebuild` benchmark: what `svc rebuild all` does (src/cli/commands/
  * rebuild.ts: the CLI's context over SVC_DATA_DIR, then `rebuildProjections` for every projector of
- * the app model in one pass over the log, default batch size), without the progress bar. Prints
+ * the app model in one pass over the log, in the rebuild worker thread, default batch size), without the progress bar. Prints
  * one JSON line when every projection has been switched in: `{projections, processed, position, ms, phase, peakRssMb}`
  * (`processed` = events read from the log once, for all projections).
  */
 import { openCli } from '../src/cli/context.ts';
-import { rebuildProjections } from '../src/projections/rebuild.ts';
+import { rebuildInWorker } from '../src/app/rebuild-in-worker.ts';
 
 const cli = await openCli();
 try {
   const projectors = cli.select('all');
   const started = performance.now();
-  const result = await rebuildProjections({ events: cli.engines.events, reads: cli.engines.reads, projectors, cacheBytes: cli.config.rebuildCacheBytes });
+  const result = await rebuildInWorker(cli.config, { resumeAfterStop: false })(projectors, { owner: `bench-rebuild-${process.pid}`, signal: new AbortController().signal });
   const ms = performance.now() - started;
   // maxRSS: the process's peak resident set size (kB on Linux), what the memory bound is judged on.
   const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
