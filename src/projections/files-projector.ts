@@ -7,7 +7,7 @@ import { FILES, type FileDoc } from './read-models.ts';
 /** One document per stored file (id `<digest>-<size>`), found by digest for lookups without a size. */
 export const filesProjector = (decode: EventDecoder): Projector => ({
   name: 'files',
-  collections: [{ name: FILES, indexes: ['digest', 'createdAt'] }],
+  collections: [{ name: FILES, indexes: ['digest', 'createdAt', 'filename'] }],
   handles: FILE_EVENT_TYPES,
   async apply(recorded: RecordedEvent, docs: DocAccess) {
     const event = decode<FileEvent>(recorded);

@@ -117,15 +117,76 @@ const countBefore = async (reads: ReadStore, l: Listing, doc: Doc): Promise<numb
   return earlierKeys + ties;
 };
 
+/** What a page is read from: a listing, or the documents matching either of two. */
+interface Source<T extends Doc> {
+  fetch(from: Cursor | undefined, n: number, forwards: boolean): Promise<T[]>;
+  count(): Promise<number>;
+  countBefore(doc: Doc): Promise<number>;
+}
+
+const sourceOf = <T extends Doc>(reads: ReadStore, l: Listing): Source<T> => ({
+  fetch: (from, n, forwards) => fetch<T>(reads, l, from, n, forwards),
+  count: () => reads.count(l.collection, { where: l.where }),
+  countBefore: (doc) => countBefore(reads, l, doc),
+});
+
+/** Where both hold; ranges only (a range meets a range on the same field). */
+const meet = (a: Where, b: Where): Where => Object.entries(b).reduce<Where>((w, [field, c]) => (w[field] === undefined ? { ...w, [field]: c } : both(w, field, c as Range)), a);
+
+/** The list's order (its key, then the id; a missing key first, as the stores sort it): negative when `x` comes first. */
+const order = (l: Listing, x: Doc, y: Doc): number => {
+  if (l.key) {
+    const a = (x[l.key.field] ?? null) as Scalar;
+    const b = (y[l.key.field] ?? null) as Scalar;
+    if (a !== b) {
+      const asc = a === null ? -1 : b === null ? 1 : below(a, b) ? -1 : 1;
+      return l.key.dir === 'asc' ? asc : -asc;
+    }
+  }
+  return x.id < y.id ? -1 : x.id > y.id ? 1 : 0;
+};
+
+/**
+ * Documents matching `a` or `b` (same collection and order; the port has no "or"): each page merges
+ * a page of each, and counts are by inclusion-exclusion with the documents matching both.
+ */
+const eitherOf = <T extends Doc>(reads: ReadStore, a: Listing, b: Listing): Source<T> => {
+  const inBoth = { ...a, where: meet(a.where, b.where) };
+  return {
+    fetch: async (from, n, forwards) => {
+      const [fromA, fromB] = await Promise.all([fetch<T>(reads, a, from, n, forwards), fetch<T>(reads, b, from, n, forwards)]);
+      const seen = new Set<string>();
+      return [...fromA, ...fromB]
+        .sort((x, y) => (forwards ? order(a, x, y) : order(a, y, x)))
+        .filter((doc) => !seen.has(doc.id) && !!seen.add(doc.id))
+        .slice(0, n);
+    },
+    count: async () => {
+      const [na, nb, both] = await Promise.all([a, b, inBoth].map((l) => reads.count(l.collection, { where: l.where })));
+      return na! + nb! - both!;
+    },
+    countBefore: async (doc) => {
+      const [na, nb, both] = await Promise.all([a, b, inBoth].map((l) => countBefore(reads, l, doc)));
+      return na! + nb! - both!;
+    },
+  };
+};
+
 /** One page of a listing, with the cursors of its neighbours and its place in the whole. */
-export const listPage = async <T extends Doc>(reads: ReadStore, l: Listing, req: PageRequest): Promise<ListPage<T>> => {
+export const listPage = <T extends Doc>(reads: ReadStore, l: Listing, req: PageRequest): Promise<ListPage<T>> => pageOf(l, sourceOf<T>(reads, l), req);
+
+/** One page of the documents matching either listing (in `a`'s order). */
+export const listEitherPage = <T extends Doc>(reads: ReadStore, a: Listing, b: Listing, req: PageRequest): Promise<ListPage<T>> =>
+  pageOf(a, eitherOf<T>(reads, a, b), req);
+
+const pageOf = async <T extends Doc>(l: Listing, source: Source<T>, req: PageRequest): Promise<ListPage<T>> => {
   const backwards = !req.after && req.before !== undefined;
-  const got = await fetch<T>(reads, l, req.after ?? req.before, req.size + 1, !backwards);
+  const got = await source.fetch(req.after ?? req.before, req.size + 1, !backwards);
   const more = got.length > req.size;
   const items = backwards ? got.slice(0, req.size).reverse() : got.slice(0, req.size);
   const first = items[0];
   const last = items[items.length - 1];
-  const [total, offset] = await Promise.all([reads.count(l.collection, { where: l.where }), first ? countBefore(reads, l, first) : Promise.resolve(0)]);
+  const [total, offset] = await Promise.all([source.count(), first ? source.countBefore(first) : Promise.resolve(0)]);
   const next = backwards ? (last ? cursorOf(l, last) : undefined) : more && last ? cursorOf(l, last) : undefined;
   const prev = backwards ? (more && first ? cursorOf(l, first) : undefined) : offset > 0 && first ? cursorOf(l, first) : undefined;
   return { items, total, offset, size: req.size, ...(next ? { next } : {}), ...(prev ? { prev } : {}) };
@@ -160,8 +221,17 @@ export const pageObjects = (reads: ReadStore, search: { q: string; type: string 
   return listPage<ObjectDoc>(reads, { collection: OBJECTS, where, key: { field: 'title', dir: 'asc' } }, req);
 };
 
-/** Stored files, newest first; `q`: the digest starts with it. */
+const HEX = /^[0-9a-f]+$/i;
+
+/**
+ * Stored files, newest first; `q`: the filename starts with it as typed (names are case-sensitive)
+ * or, when it could be the start of a digest (hex), the digest does, in either case.
+ */
 export const pageFiles = (reads: ReadStore, q: string, req: PageRequest) => {
-  const range = prefixRange(q);
-  return listPage<FileDoc>(reads, { collection: FILES, where: range ? { id: range } : {}, key: { field: 'createdAt', dir: 'desc' } }, req);
+  const listing = (where: Where): Listing => ({ collection: FILES, where, key: { field: 'createdAt', dir: 'desc' } });
+  const name = prefixRange(q);
+  if (!name) return listPage<FileDoc>(reads, listing({}), req);
+  const byName = listing({ filename: name });
+  // The id is `<digest>-<size>`: a hex prefix of it is a prefix of the digest.
+  return HEX.test(q) ? listEitherPage<FileDoc>(reads, listing({ id: prefixRange(q.toLowerCase())! }), byName, req) : listPage<FileDoc>(reads, byName, req);
 };

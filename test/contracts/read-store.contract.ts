@@ -83,6 +83,14 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     assert.equal(r.map((d) => d.name), ['Dev', 'Cleo']);
   });
 
+  test('an index declared later on a collection that has documents is made and usable (a read model growing an index at start)', async (ctx) => {
+    await ctx.fx.store.ensureCollection({ name: 'grown', indexes: ['a'] });
+    await ctx.fx.store.bulkWrite([{ id: 'x', a: 1, b: 'Bee' }, { id: 'y', a: 2, b: 'Bear' }, { id: 'z', a: 3, b: 'Cat' }].map((doc) => ({ kind: 'put', collection: 'grown', doc })));
+    await ctx.fx.store.ensureCollection({ name: 'grown', indexes: ['a', 'b'] });
+    const found = await ctx.fx.store.find('grown', { where: { b: { $gte: 'Be', $lt: 'Be\u{10FFFF}' } }, sort: [['a', 'desc']] });
+    assert.equal(found.map((d) => d.id), ['y', 'x']);
+  });
+
   test('a compound index: equality on its first fields, sorted by the next, ties by id; declaring it again is idempotent', async (ctx) => {
     const spec = { name: 'links', indexes: ['to', 'attribute', 'created'], compoundIndexes: [['to', 'attribute', 'created', 'id']] };
     await ctx.fx.store.ensureCollection(spec);

@@ -180,6 +180,33 @@ test('file list: name, size, type, digest, created; the file page has a working 
   assert.is((await client.get('/admin/files/nope')).status, 404);
 });
 
+test('file list: found by a filename prefix as typed (names are case-sensitive), and by a digest prefix in either case', async ({ svc, client, file }) => {
+  const names = ['Quarterly Report.pdf', 'quarterly notes.txt', 'beef stew.txt', 'Ærø map.txt'];
+  const digests: Record<string, string> = {};
+  for (const name of names) {
+    const res = await svc.request(`/api/admin/files?filename=${encodeURIComponent(name)}`, { method: 'POST', body: `the file ${name}`, headers: { 'Content-Type': 'text/plain' } });
+    assert.is(res.status, 201, name);
+    digests[name] = ((await res.json()) as { digest: string }).digest;
+  }
+  const found = async (q: string) => {
+    const page = await client.get(`/admin/files?q=${encodeURIComponent(q)}`);
+    assert.is(page.status, 200, q);
+    return rowsOf(page.text, 'files').sort();
+  };
+  assert.equal(await found('Quarterly'), ['Quarterly Report.pdf']);
+  assert.equal(await found('quarterly'), ['quarterly notes.txt']);
+  assert.equal(await found('Q'), ['Quarterly Report.pdf']);
+  assert.equal(await found('Ærø'), ['Ærø map.txt']);
+  assert.equal(await found('sizes.t'), ['sizes.tsv']);
+  assert.equal(await found('nothing like it'), []);
+  // Looks like hex: names and digests starting with it both count.
+  assert.equal(await found('beef'), ['beef stew.txt', ...Object.keys(digests).filter((n) => digests[n]!.startsWith('beef'))].sort());
+  assert.equal(await found(digests['Ærø map.txt']!.slice(0, 10)), ['Ærø map.txt']);
+  assert.equal(await found(file.digest.slice(0, 10).toUpperCase()), ['sizes.tsv']);
+  const page = await client.get('/admin/files?q=Quarterly');
+  assert.match(page.text, 'value="Quarterly"', 'the search box keeps the case typed');
+});
+
 test('event log of a stream: type, version, time, correlation id, data; paged both ways', async ({ client, project }) => {
   const stream = `object-${project}`;
   const page = await client.get(`/admin/events?stream=${stream}&size=2`);

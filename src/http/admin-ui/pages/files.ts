@@ -1,4 +1,4 @@
-/** Stored files: the list (newest first, by digest) and one file's details with a download link. */
+/** Stored files: the list (newest first, searched by name or digest) and one file's details with a download link. */
 import type { FileDoc } from '../../../projections/read-models.ts';
 import type { ListPage } from '../../../queries/admin-lists.ts';
 import { html, seg, type Html } from '../html.ts';
@@ -27,7 +27,7 @@ export const fileList = (o: { page: ListPage<FileDoc>; q: string }): Html => htm
   ${pageHeading('Files')}
   <p class="lead">Stored files, newest first. One copy is kept of the same bytes; objects refer to a file by its digest and size.
     Files are stored with <code>POST /api/admin/files</code>.</p>
-  ${searchForm({ action: '/admin/files', label: 'Search files', fields: [{ name: 'q', label: 'Digest starts with', value: o.q, placeholder: 'e3b0c442' }] })}
+  ${searchForm({ action: '/admin/files', label: 'Search files', fields: [{ name: 'q', label: 'Name or digest starts with', value: o.q, placeholder: 'report or e3b0c442' }] })}
   ${pager({ path: '/admin/files', search: { q: o.q }, page: o.page, noun: 'files' })}
   ${o.page.items.length === 0
     ? emptyList(o.q !== '', 'No files yet.')

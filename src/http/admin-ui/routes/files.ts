@@ -16,7 +16,8 @@ export const filePages = (router: Router<AppState>, page: PageGuard, deps: { rea
   router.get(
     '/files',
     page(async (ctx, s) => {
-      const q = searchText(ctx).toLowerCase();
+      // Not lowercased: file names are case-sensitive (a digest prefix matches in either case).
+      const q = searchText(ctx);
       const list = await pageFiles(deps.reads, q, pageRequest(ctx));
       render(ctx, s, 200, 'Files', 'files', fileList({ page: list, q }));
     }),
