@@ -1,6 +1,7 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import type { BatchContext, Projector } from '../projector.ts';
-import { writeOpBytes, type Doc, type ReadStore, type WriteOp } from '../read-store.ts';
+import { writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
+import { chunkEntries, COMPRESSED_SHARE, encodeChunk, type Entry, type StoredChunk } from './snapshot-chunks.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
 export const SNAPSHOTS = 'rc_snapshots';
@@ -10,8 +11,6 @@ const CHUNK = 2000;
 export const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Longest chain of deltas on one full snapshot: bounds the documents an `at` answer loads. */
 const MAX_CHAIN = 64;
-
-type Entry = readonly [collection: string, id: string, doc: Doc | null];
 
 type SnapshotMeta = {
   readonly id: string;
@@ -26,7 +25,6 @@ type SnapshotMeta = {
    */
   readonly chain: readonly string[];
 };
-type SnapshotChunk = { readonly id: string; readonly entries: readonly Entry[] };
 
 export const snapshotSpec = { name: SNAPSHOTS, indexes: ['collection', 'recordedAt', 'position'], compoundIndexes: [['collection', 'recordedAt', 'position']] };
 
@@ -82,11 +80,11 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
     const link = metas.get(id);
     if (!link) throw new Error(`Snapshot ${snapshot} is missing ${id}`);
     const ids = chunkIds(id, link.chunks);
-    const chunks = await reads.getMany<SnapshotChunk>(SNAPSHOTS, ids);
+    const chunks = await reads.getMany<StoredChunk>(SNAPSHOTS, ids);
     for (const chunkId of ids) {
       const chunk = chunks.get(chunkId);
       if (!chunk) throw new Error(`Snapshot ${snapshot} is missing chunk ${chunkId}`);
-      for (const [collection, id, doc] of chunk.entries) {
+      for (const [collection, id, doc] of await chunkEntries(chunk)) {
         if (doc) docs.put(collection, doc);
         else docs.delete(collection, id);
       }
@@ -139,22 +137,18 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
 };
 
 /**
- * Chunk documents of snapshot `id`: at most CHUNK entries and `maxBytes` of JSON each (an entry
- * larger than that alone makes a chunk of its own). Each entry is encoded once: its JSON sizes the
- * chunk and becomes part of the chunk's JSON, handed to the store with the document (JSON of an
- * object is its keys and values in order; of an array, its items' JSON joined by commas).
+ * Chunk documents of snapshot `id`: at most CHUNK entries each, and entries' JSON of at most a
+ * share of `maxBytes` that stays within it once compressed (an entry larger than that alone makes
+ * a chunk of its own). Each entry is encoded once: its JSON sizes the chunk and is what is compressed.
  */
 async function* toChunks(id: string, entries: Iterable<Entry> | AsyncIterable<Entry>, maxBytes: number): AsyncGenerator<Sized> {
   // What the rest of a chunk document takes (the longest id a snapshot's chunk can have, the keys), so the whole stays within maxBytes.
-  const budget = maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, entries: [] }));
+  const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, z: '' }))) * COMPRESSED_SHARE);
   let count = 0;
-  let current: Entry[] = [];
   let encoded: string[] = [];
   let bytes = 0;
-  const flush = (): Sized => {
-    const doc: SnapshotChunk = { id: `${id}#${count++}`, entries: current };
-    const json = `{"id":${JSON.stringify(doc.id)},"entries":[${encoded.join(',')}]}`;
-    current = [];
+  const flush = async (): Promise<Sized> => {
+    const { doc, json } = await encodeChunk(`${id}#${count++}`, encoded);
     encoded = [];
     bytes = 0;
     return { op: { kind: 'put', collection: SNAPSHOTS, doc, json }, bytes: Buffer.byteLength(json) };
@@ -163,12 +157,11 @@ async function* toChunks(id: string, entries: Iterable<Entry> | AsyncIterable<En
     const text = JSON.stringify(entry);
     const size = Buffer.byteLength(text);
     // `+ 1`: the comma before it.
-    if (current.length > 0 && (current.length >= CHUNK || bytes + 1 + size > budget)) yield flush();
-    bytes += (current.length > 0 ? 1 : 0) + size;
-    current.push(entry);
+    if (encoded.length > 0 && (encoded.length >= CHUNK || bytes + 1 + size > budget)) yield await flush();
+    bytes += (encoded.length > 0 ? 1 : 0) + size;
     encoded.push(text);
   }
-  if (current.length > 0) yield flush();
+  if (encoded.length > 0) yield await flush();
 }
 
 /** What this process knows of a fold's newest snapshot, and the changes made since it. */

@@ -1,0 +1,98 @@
+/**
+ * What snapshots cost in the read store: chunks are stored compressed, and stores written before
+ * that (chunks with plain entries) still load.
+ */
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import type { RecordedEvent } from '../../../src/events/event-store.ts';
+import type { Projector } from '../../../src/projections/projector.ts';
+import type { Doc } from '../../../src/projections/read-store.ts';
+import { SNAPSHOTS, latestSnapshot, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { tempDir } from '../../support/tmp.ts';
+
+const test = suite<{ dir: string; remove(): void; stores: SqliteReadStore[] }>('snapshot storage', {} as never);
+test.before.each((ctx) => {
+  const tmp = tempDir('svc-snapshot-storage');
+  ctx.dir = tmp.dir;
+  ctx.remove = tmp.remove;
+  ctx.stores = [];
+});
+test.after.each(async (ctx) => {
+  for (const store of ctx.stores) await store.close();
+  ctx.remove();
+});
+
+const open = async (ctx: { dir: string; stores: SqliteReadStore[] }) => {
+  const store = openSqliteReadStore(join(ctx.dir, 'read.db'));
+  ctx.stores.push(store);
+  await store.ensureCollection(snapshotSpec);
+  return store;
+};
+
+const fold: Projector = { name: 'people', collections: [{ name: 'objects' }], apply: () => undefined };
+
+const FIRST = ['Ada', 'Alan', 'Grace', 'Edsger', 'Barbara', 'Donald'];
+const JOBS = ['Lecturer', 'Reader', 'Professor', 'Research Fellow'];
+/** Documents shaped like a collection fold's objects: the same keys in every one, values that vary. */
+const people = (count: number): Doc[] =>
+  Array.from({ length: count }, (_, i) => ({
+    id: `0${(i * 7919).toString(36).padStart(11, '0')}`,
+    objectType: 'svc:type:person',
+    title: `${FIRST[i % FIRST.length]} ${i}`,
+    parent: null,
+    deleted: false,
+    labels: ['svc:label:common'],
+    attributes: {
+      'svc:attribute:email': [{ type: 'email-address', value: `person.${i}@example.ac.uk` }],
+      'svc:attribute:job-title': [{ type: 'text', value: JOBS[i % JOBS.length] }],
+      'svc:attribute:department': [{ type: 'link', ref: `dept${i % 37}` }],
+    },
+  }));
+
+const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)) }) as RecordedEvent;
+
+test('a snapshot is stored in at most a quarter of its entries’ JSON, and loads back unchanged', async (ctx) => {
+  const reads = await open(ctx);
+  const docs = people(5000);
+  await withSnapshots(fold, 1).afterBatch!({ reads, last: event(10), changes: [], state: async () => docs });
+  const entriesJson = docs.reduce((n, doc) => n + Buffer.byteLength(JSON.stringify(['objects', doc.id, doc])), 0);
+  const db = new Database(join(ctx.dir, 'read.db'), { readonly: true });
+  const { stored } = db.prepare(`SELECT sum(length(CAST(doc AS BLOB))) AS stored FROM "${SNAPSHOTS}"`).get() as { stored: number };
+  db.close();
+  assert.ok(stored * 4 <= entriesJson, `${stored} bytes stored for ${entriesJson} bytes of entries`);
+  const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'people'))!);
+  assert.equal([...state.collections.get('objects')!.values()], docs);
+});
+
+test('chunks stored before compression (plain entries) still load, a full snapshot and a delta on it', async (ctx) => {
+  const reads = await open(ctx);
+  const docs = people(30);
+  const changed = { ...docs[3]!, title: 'Changed' };
+  const meta = (position: number, chunks: number, chain: string[]) => ({
+    id: `people@${position}`,
+    collection: 'people',
+    position,
+    recordedAt: event(position).recordedAt.toISOString(),
+    chunks,
+    chain,
+  });
+  // As earlier versions wrote them: the chunks, then the meta.
+  await reads.bulkWrite([
+    { kind: 'put', collection: SNAPSHOTS, doc: { id: 'people@5#0', entries: docs.slice(0, 20).map((d) => ['objects', d.id, d]) } },
+    { kind: 'put', collection: SNAPSHOTS, doc: { id: 'people@5#1', entries: docs.slice(20).map((d) => ['objects', d.id, d]) } },
+    { kind: 'put', collection: SNAPSHOTS, doc: meta(5, 2, ['people@5']) },
+    { kind: 'put', collection: SNAPSHOTS, doc: { id: 'people@6#0', entries: [['objects', changed.id, changed], ['objects', docs[4]!.id, null]] } },
+    { kind: 'put', collection: SNAPSHOTS, doc: meta(6, 1, ['people@5', 'people@6']) },
+  ]);
+  const full = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'people', event(5).recordedAt))!);
+  assert.equal([...full.collections.get('objects')!.values()], docs);
+  const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'people'))!);
+  const byId = (a: Doc, b: Doc) => a.id.localeCompare(b.id);
+  const expected = docs.filter((_, i) => i !== 4).map((d) => (d.id === changed.id ? changed : d));
+  assert.equal([...state.collections.get('objects')!.values()].sort(byId), expected.sort(byId));
+});
+
+test.run();
