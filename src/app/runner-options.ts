@@ -19,4 +19,5 @@ export const runnerOptions = (config: Config, engines: Engines, projectors: read
   leaseRenewMs: config.leases.renewMs,
   followMs: config.checkpointPollMs,
   launchRebuild: rebuildInWorker(config),
+  cacheBytes: config.projectionCacheBytes,
 });

@@ -33,6 +33,8 @@ export const ENV_SPEC = {
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
   SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 2_000),
   SVC_REBUILD_CACHE: byteSize(48 * 1024 * 1024),
+  SVC_PROJECTION_CACHE: byteSize(32 * 1024 * 1024),
+  SVC_READ_STORE_CACHE: byteSize(64 * 1024 * 1024),
   ...REPORTING_ENV_SPEC,
   SVC_ROLE: oneOf(['all', 'api', 'projector'] as const, 'all'),
   SVC_LEASE_TTL_MS: integer(1_000, 600_000, 10_000),
@@ -70,6 +72,10 @@ export interface Config {
   readonly snapshotInterval: number;
   /** Bytes of folded documents (as JSON) a rebuild keeps in memory; the rest is written and read back. */
   readonly rebuildCacheBytes: number;
+  /** Bytes of documents (as JSON) the live projections keep in memory across commits, all together. */
+  readonly projectionCacheBytes: number;
+  /** SQLite page cache of the service's read store connection (embedded read store only). */
+  readonly readStoreCacheBytes: number;
   /** The answer cache and the bound on `at` replays. */
   readonly reporting: ReportingConfig;
   /** File storage and signed downloads. */
@@ -122,6 +128,8 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     collectionsFile: v.SVC_COLLECTIONS ? resolve(v.SVC_COLLECTIONS) : configFile('collections.json'),
     snapshotInterval: v.SVC_SNAPSHOT_INTERVAL,
     rebuildCacheBytes: v.SVC_REBUILD_CACHE,
+    projectionCacheBytes: v.SVC_PROJECTION_CACHE,
+    readStoreCacheBytes: v.SVC_READ_STORE_CACHE,
     reporting: reportingConfigOf(v),
     role: v.SVC_ROLE,
     leases: { ttlMs: v.SVC_LEASE_TTL_MS, renewMs },

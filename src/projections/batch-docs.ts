@@ -11,6 +11,12 @@ interface Entry {
   readonly bytes: number;
 }
 
+/**
+ * What a kept miss (or deletion) counts for: its Map entry, key and Entry hold memory too, and
+ * counting them as nothing would let misses pile up under any bound in bytes.
+ */
+const NULL_BYTES = 64;
+
 /** One document in this many has its JSON measured; the others count as their collection's mean so far. */
 const SAMPLE_EVERY = 64;
 
@@ -74,7 +80,7 @@ export class BatchDocs implements DocAccess {
    * collection: measuring every write would cost a second JSON encoding of everything folded.
    */
   private estimate(collection: string, doc: Doc | null, exact?: number): number {
-    if (doc === null) return 0;
+    if (doc === null) return NULL_BYTES;
     let m = this.means.get(collection);
     if (!m) this.means.set(collection, (m = { measured: 0, seen: 0, mean: 0 }));
     m.seen++;

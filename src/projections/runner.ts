@@ -5,7 +5,7 @@ import { pagedDocs } from './paged-docs.ts';
 import type { Projector } from './projector.ts';
 import { CheckpointConflictError, type BatchLimit, type Checkpoint, type ReadStore } from './read-store.ts';
 import { rebuildCheckpoint, RebuildInProgressError, rebuildProjections, rebuildsSpec, readRebuilds, requestRebuild, type RebuildProgress } from './rebuild.ts';
-import { commitNow, IDLE_COMMIT_MS, keepCache, needsWrite, NOOP_FLUSH_MS, windowFull } from './runner/commit-policy.ts';
+import { commitNow, IDLE_COMMIT_MS, needsWrite, NOOP_FLUSH_MS, windowFull } from './runner/commit-policy.ts';
 import { Feed } from './runner/feed.ts';
 import { fencedWrites } from './runner/fenced-writes.ts';
 import { RebuildTasks, type RebuildLauncher } from './runner/rebuild-tasks.ts';
@@ -60,9 +60,16 @@ export interface RunnerOptions {
    * fold carries on from the rebuilt position. Default 50,000; Infinity: never.
    */
   readonly catchUpByRebuild?: number;
+  /**
+   * Bytes of documents (their JSON, estimated by sampling) the projections keep in memory across
+   * commits, shared equally among them; past its share a projection drops the documents least
+   * recently written after a commit and reads them back from the store when an event needs them.
+   */
+  readonly cacheBytes?: number;
 }
 
 const CATCH_UP_BY_REBUILD = 50_000;
+const CACHE_BYTES = 32 * 1024 * 1024;
 
 const silent: Logger = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -126,6 +133,8 @@ export class ProjectionRunner {
   private readonly followMs: number;
   private readonly waitPollMs: number;
   private readonly maxBatch: BatchLimit;
+  /** Bytes of documents each projection keeps across commits. */
+  private readonly cacheShare: number;
   private readonly rebuilds: RebuildTasks;
   private leaseTimer?: NodeJS.Timeout;
   private followTimer?: NodeJS.Timeout;
@@ -146,6 +155,7 @@ export class ProjectionRunner {
     this.followMs = options.followMs ?? 500;
     this.waitPollMs = options.waitPollMs ?? 20;
     this.maxBatch = options.maxBatch ?? options.reads.maxBatch;
+    this.cacheShare = (options.cacheBytes ?? CACHE_BYTES) / Math.max(1, options.projectors.length);
     // Only waits for projections folded elsewhere need the stored checkpoints read soon: this
     // runner's own commits wake the others.
     this.waiters = new Waiters((names) => {
@@ -568,7 +578,6 @@ export class ProjectionRunner {
         })
         .catch((e: Error) => this.logger.error({ projection: projector.name, err: { message: e.message } }, 'after-batch step failed'));
     }
-    if (docs.pending === 0 && !keepCache(docs.size) && run.docs === docs) run.docs = this.newDocs();
   }
 
   /** Bytes are counted only for a store that bounds them (it costs a JSON encoding per write). */
@@ -583,6 +592,8 @@ export class ProjectionRunner {
     const ops = docs.ops();
     if (needsWrite(ops.length, Date.now() - run.persistedAt)) await this.persist(run, ops, run.folded);
     docs.written();
+    // Catch-up reads each document from the store once while it fits; an idle service holds no more than its share.
+    docs.evict(this.cacheShare);
     run.checkpoint = run.folded;
     run.committedAt = Date.now();
     this.waiters.wake();
@@ -639,6 +650,13 @@ export class ProjectionRunner {
   async waitFor(position: number, options: { timeoutMs?: number; projections?: readonly string[]; types?: readonly string[] } = {}): Promise<void> {
     const names = options.projections ?? foldingAny([...this.running.values()].map((r) => r.projector), options.types);
     await this.waiters.until(position, names, (n) => this.running.get(n)?.checkpoint ?? 0, options.timeoutMs ?? 5000);
+  }
+
+  /** Estimated bytes of the documents the projections keep in memory (see RunnerOptions.cacheBytes). */
+  cachedBytes(): number {
+    let bytes = 0;
+    for (const run of this.running.values()) bytes += run.docs?.cachedBytes ?? 0;
+    return bytes;
   }
 
   async status(): Promise<ProjectionStatus[]> {

@@ -17,8 +17,6 @@ export const CATCH_UP_PENDING_DOCS = 100_000;
 export const IDLE_COMMIT_MS = 250;
 /** Longest a checkpoint advanced by no-op batches stays unstored. */
 export const PERSIST_IDLE_MS = 1000;
-/** Documents a projection keeps across windows; past this the cache starts again empty. */
-export const CACHED_DOCS = 250_000;
 
 /** After a batch is folded: commit the window now? `more`: the batch was full, so the log likely has more. */
 export const commitNow = (more: boolean, pendingDocs: number, openMs: number): boolean =>
@@ -29,9 +27,6 @@ export const commitNow = (more: boolean, pendingDocs: number, openMs: number): b
  * events after a crash is harmless), until the stored checkpoint has lagged for too long.
  */
 export const needsWrite = (changedDocs: number, unstoredMs: number): boolean => changedDocs > 0 || unstoredMs > PERSIST_IDLE_MS;
-
-/** Keep the documents cache for the next window (catch-up then reads each document once), within a memory bound? */
-export const keepCache = (cachedDocs: number): boolean => cachedDocs <= CACHED_DOCS;
 
 /**
  * Is a window big enough to commit now, before the next event? The store bounds one transaction

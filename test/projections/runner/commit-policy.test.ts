@@ -1,12 +1,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import {
-  CACHED_DOCS,
   CATCH_UP_COMMIT_MS,
   CATCH_UP_PENDING_DOCS,
   PERSIST_IDLE_MS,
   commitNow,
-  keepCache,
   needsWrite,
 } from '../../../src/projections/runner/commit-policy.ts';
 
@@ -29,12 +27,6 @@ test('a commit without changes skips its transaction until the stored checkpoint
   assert.not.ok(needsWrite(0, PERSIST_IDLE_MS));
   assert.ok(needsWrite(0, PERSIST_IDLE_MS + 1));
   assert.ok(needsWrite(1, 0), 'changed documents are always written');
-});
-
-test('the documents cache is kept across windows up to its bound', () => {
-  assert.ok(keepCache(0));
-  assert.ok(keepCache(CACHED_DOCS));
-  assert.not.ok(keepCache(CACHED_DOCS + 1));
 });
 
 test.run();
