@@ -3,6 +3,7 @@ import { createPushCaches, type PushCaches } from '../commands/push-data/push-da
 import type { EventDecoder } from '../events/decode.ts';
 import type { EventStore } from '../events/event-store.ts';
 import type { ParsedSnapshots } from '../projections/reporting/snapshots.ts';
+import { ParsedSnapshotCache } from '../projections/reporting/parsed-snapshots.ts';
 import type { VersionedProjections } from '../projections/versioned-cache.ts';
 import type { CacheCounts } from './metrics.ts';
 import { createObjectQueryCaches, type ObjectQueryCaches } from '../queries/object-api.ts';
@@ -51,6 +52,8 @@ export interface CachedEngines {
   readonly decode: EventDecoder;
   /** Where the throttles' counts and the admin sessions are shared with other processes. */
   readonly reads: ReadStore;
+  /** Bytes of parsed fold states (as JSON, estimated) kept for `at` answers. */
+  readonly snapshotCacheBytes?: number;
   readonly clock?: () => number;
 }
 
@@ -63,10 +66,13 @@ export const countedCaches = (caches: ServiceCaches): Record<string, CacheCounts
   'api-key-principals': caches.principals,
 });
 
-export const createCaches = ({ events, runner, decode, reads, clock }: CachedEngines): ServiceCaches => {
+/** What SVC_SNAPSHOT_CACHE defaults to. */
+const SNAPSHOT_CACHE_BYTES = 64 * 1024 * 1024;
+
+export const createCaches = ({ events, runner, decode, reads, snapshotCacheBytes, clock }: CachedEngines): ServiceCaches => {
   return {
     push: createPushCaches(runner, createStoreHelpers(events), decode),
-    parsedSnapshots: new Map(),
+    parsedSnapshots: new ParsedSnapshotCache(snapshotCacheBytes ?? SNAPSHOT_CACHE_BYTES),
     objects: createObjectQueryCaches(runner),
     principals: PrincipalCache.forProjections(runner),
     sessions: new SessionStore(reads, clock ? { clock } : {}),

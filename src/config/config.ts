@@ -35,6 +35,7 @@ export const ENV_SPEC = {
   SVC_REBUILD_CACHE: byteSize(48 * 1024 * 1024),
   SVC_PROJECTION_CACHE: byteSize(32 * 1024 * 1024),
   SVC_READ_STORE_CACHE: byteSize(64 * 1024 * 1024),
+  SVC_SNAPSHOT_CACHE: byteSize(64 * 1024 * 1024),
   ...REPORTING_ENV_SPEC,
   SVC_ROLE: oneOf(['all', 'api', 'projector'] as const, 'all'),
   SVC_LEASE_TTL_MS: integer(1_000, 600_000, 10_000),
@@ -76,6 +77,8 @@ export interface Config {
   readonly projectionCacheBytes: number;
   /** SQLite page cache of the service's read store connection (embedded read store only). */
   readonly readStoreCacheBytes: number;
+  /** Bytes of fold states parsed from snapshots (as JSON) kept for `at` answers. */
+  readonly snapshotCacheBytes: number;
   /** The answer cache and the bound on `at` replays. */
   readonly reporting: ReportingConfig;
   /** File storage and signed downloads. */
@@ -130,6 +133,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     rebuildCacheBytes: v.SVC_REBUILD_CACHE,
     projectionCacheBytes: v.SVC_PROJECTION_CACHE,
     readStoreCacheBytes: v.SVC_READ_STORE_CACHE,
+    snapshotCacheBytes: v.SVC_SNAPSHOT_CACHE,
     reporting: reportingConfigOf(v),
     role: v.SVC_ROLE,
     leases: { ttlMs: v.SVC_LEASE_TTL_MS, renewMs },

@@ -1,0 +1,65 @@
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import type { RecordedEvent } from '../../../src/events/event-store.ts';
+import type { Projector } from '../../../src/projections/projector.ts';
+import type { Doc } from '../../../src/projections/read-store.ts';
+import { ParsedSnapshotCache, stateBytes } from '../../../src/projections/reporting/parsed-snapshots.ts';
+import { SNAPSHOTS, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { tempDir } from '../../support/tmp.ts';
+
+const test = suite<{ dir: string; remove(): void; reads: SqliteReadStore }>('parsed snapshot cache', {} as never);
+test.before.each(async (ctx) => {
+  const tmp = tempDir('svc-parsed-snapshots');
+  ctx.dir = tmp.dir;
+  ctx.remove = tmp.remove;
+  ctx.reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
+  await ctx.reads.ensureCollection(snapshotSpec);
+});
+test.after.each(async (ctx) => {
+  await ctx.reads.close();
+  ctx.remove();
+});
+
+const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)) }) as RecordedEvent;
+const docsOf = (count: number, tag: string): Doc[] => Array.from({ length: count }, (_, i) => ({ id: `${tag}${i}`, text: `${tag} `.repeat(250) }));
+
+test('fold states kept for at answers stay within the bound in bytes, least recently used dropped first; loads stay right', async (ctx) => {
+  // Three unrelated full snapshots of about 1.2 MB of JSON each.
+  const folds = ['a', 'b', 'c'].map((name): Projector => ({ name, collections: [{ name: 'docs' }], apply: () => undefined }));
+  const states = new Map<string, Doc[]>();
+  for (const [i, fold] of folds.entries()) {
+    const docs = docsOf(2000, fold.name);
+    states.set(fold.name, docs);
+    await withSnapshots(fold, 1).afterBatch!({ reads: ctx.reads, last: event(10 + i), changes: [], state: async () => docs });
+  }
+  const metas = await ctx.reads.find<{ id: string; collection: string; position: number; recordedAt: string; chunks: number; chain: string[] }>(SNAPSHOTS, { where: { collection: { $in: ['a', 'b', 'c'] } } });
+  const bound = 2.5 * 2 ** 20;
+  const cache = new ParsedSnapshotCache(bound);
+  for (const meta of metas) {
+    const state = await loadSnapshot(ctx.reads, cache, meta);
+    assert.equal([...state.collections.get('docs')!.values()], states.get(meta.collection));
+    assert.ok(cache.bytes <= bound, `${cache.bytes} bytes held`);
+  }
+  assert.equal([...cache.keys()], metas.slice(1).map((m) => m.id), 'the least recently used state went first');
+  const one = stateBytes(cache.get(metas[2]!.id)!);
+  assert.ok(one > 2000 * 500 && one < 2000 * 700, `a state of 2,000 documents of about 580 bytes counts ${one}`);
+  // A hit is loaded from the kept state and becomes the most recently used.
+  await loadSnapshot(ctx.reads, cache, metas[1]!);
+  assert.equal([...cache.keys()], [metas[2]!.id, metas[1]!.id]);
+});
+
+test('a state larger than the bound alone is not kept', async (ctx) => {
+  const fold: Projector = { name: 'big', collections: [{ name: 'docs' }], apply: () => undefined };
+  const docs = docsOf(3000, 'big');
+  await withSnapshots(fold, 1).afterBatch!({ reads: ctx.reads, last: event(10), changes: [], state: async () => docs });
+  const [meta] = await ctx.reads.find<{ id: string; collection: string; position: number; recordedAt: string; chunks: number; chain: string[] }>(SNAPSHOTS, { where: { collection: 'big' } });
+  const cache = new ParsedSnapshotCache(2 ** 20);
+  const state = await loadSnapshot(ctx.reads, cache, meta!);
+  assert.is(state.collections.get('docs')!.size, 3000);
+  assert.is(cache.size, 0);
+  assert.is(cache.bytes, 0);
+});
+
+test.run();
