@@ -10,6 +10,7 @@
 import { appends } from './appends.ts';
 import { catchUp } from './catch-up.ts';
 import { files } from './files.ts';
+import { idleRss } from './idle-rss.ts';
 import { objectGet } from './object-get.ts';
 import { pushData } from './push-data.ts';
 import { pushContention } from './push-contention.ts';
@@ -25,6 +26,7 @@ const all: readonly Benchmark[] = [
   pushData,
   pushContention,
   reporting,
+  idleRss,
   rebuild,
 ];
 

@@ -1,0 +1,148 @@
+/**
+ * `idle-rss` (issue 15, targets 2 and 5): what a service holds when it has nothing to do, and what
+ * its snapshots cost on disk.
+ *
+ * On a copy of the shared generated history (1,000,000 events at scale 1), a fresh service process
+ * catches up (bench/service-catch-up.ts); then, each followed by a settle of SETTLE_MS and a read of
+ * the process's resident set (VmRSS in /proc/<pid>/status):
+ * - idle: caught up, nothing asked (`idleRssMb`, target at most 400 MB at 1M events);
+ * - after writes: NEW_OBJECTS x scale new people created through the admin API (8 at a time), every
+ *   projection caught up again: memory must not grow with objects written since start (the issue's
+ *   88,000 new objects took a service from 352 to 975 MB);
+ * - after `at`: AT_INSTANTS answers for distinct instants spread over the history (each replays
+ *   from a snapshot and may keep parsed fold states).
+ * Then the service stops and read.db is measured: file size (with its WAL) and the bytes of the
+ * snapshot rows (`length(doc)`): `readDb.snapshotsShare`, target at most 0.25 at 1M events.
+ *
+ * `measureIdleRss` is exported for `reporting`, which can report the same figure as `reporting.idleRssMb`
+ * on the service it has already caught up.
+ */
+import Database from 'better-sqlite3';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { adminCall, basicAuth, copyHistory, createReaderKey, sharedHistory, stopServer, timedGet, waitForLagZero, type ServerProcess } from './domain-support.ts';
+import { measureServiceCatchUp } from './service-catch-up.ts';
+import { progress, round, type Benchmark, type BenchmarkResult } from './support.ts';
+
+const TARGET_IDLE_RSS_MB = 400;
+const TARGET_SNAPSHOT_SHARE = 0.25;
+const SETTLE_MS = 3000;
+const NEW_OBJECTS = 88_000;
+const WRITERS = 8;
+const AT_INSTANTS = 8;
+
+/** Resident set of a process now, in MiB (0 where there is no /proc). */
+export const rssMb = (pid: number): number => {
+  try {
+    const kb = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? round(Number(kb) / 1024, 0) : 0;
+  } catch {
+    return 0;
+  }
+};
+
+/** The resident set of a service after it has been left alone for a while. */
+export const measureIdleRss = async (server: ServerProcess, settleMs = SETTLE_MS): Promise<number> => {
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  return rssMb(server.pid);
+};
+
+const fileBytes = (path: string) => {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+};
+
+/** read.db's size (with its WAL) and the bytes of its snapshot documents. */
+export const readDbComposition = (dir: string) => {
+  const file = join(dir, 'read.db');
+  const db = new Database(file, { readonly: true });
+  try {
+    const { bytes, rows } = db.prepare('SELECT coalesce(sum(length(CAST(doc AS BLOB))), 0) AS bytes, count(*) AS rows FROM rc_snapshots').get() as { bytes: number; rows: number };
+    const total = fileBytes(file) + fileBytes(`${file}-wal`);
+    return { mb: round(total / 2 ** 20, 1), snapshotsMb: round(bytes / 2 ** 20, 1), snapshotRows: rows, snapshotsShare: round(bytes / total, 3) };
+  } finally {
+    db.close();
+  }
+};
+
+const createPeople = async (server: ServerProcess, count: number): Promise<number> => {
+  let next = 0;
+  let failed = 0;
+  const writer = async () => {
+    while (next < count) {
+      const i = next++;
+      try {
+        await adminCall(server, 'POST', '/api/admin/objects', {
+          type: 'svc:type:person',
+          attributes: { 'dc:attribute:title': `Idle Bench ${i}`, 'svc:attribute:job-title': 'Research Fellow' },
+          labels: ['svc:label:common'],
+        });
+      } catch {
+        failed++;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: WRITERS }, writer));
+  return failed;
+};
+
+export const idleRss: Benchmark = {
+  name: 'idle-rss',
+  description: `A caught-up service's resident memory over the generated history (target <= ${TARGET_IDLE_RSS_MB} MB at 1M events), after ${NEW_OBJECTS} x scale new objects and after at answers (no growth with either), and the snapshots' share of read.db (target <= ${TARGET_SNAPSHOT_SHARE})`,
+  async run(scale: number): Promise<BenchmarkResult> {
+    const shared = await sharedHistory(scale);
+    const { history } = shared;
+    const dir = copyHistory(shared, 'idle-rss');
+    let server: ServerProcess | undefined;
+    const problems: string[] = [];
+    try {
+      progress(`idle-rss: service catching up ${history.plan.events} events`);
+      const caughtUp = await measureServiceCatchUp('idle-rss-service', dir, history.plan.events);
+      server = caughtUp.server;
+      const idleRssMb = await measureIdleRss(server);
+      progress(`idle-rss: caught up (peak ${caughtUp.figures.peakRssMb} MB), idle ${idleRssMb} MB`);
+
+      const objects = Math.max(2000, Math.round(NEW_OBJECTS * scale));
+      const writeStarted = performance.now();
+      const failed = await createPeople(server, objects);
+      if (failed > 0) problems.push(`${failed} of ${objects} creations failed`);
+      await waitForLagZero(server);
+      const writeMs = performance.now() - writeStarted;
+      const afterWritesRssMb = await measureIdleRss(server);
+      progress(`idle-rss: ${objects} objects created in ${(writeMs / 1000).toFixed(1)} s, idle ${afterWritesRssMb} MB`);
+
+      const key = await createReaderKey(server, 'idle-rss-reader', { readLabels: ['svc:label:common'] }, '/api/reporting/v0/');
+      const auth = { Authorization: basicAuth(key) };
+      const span = history.plan.endMs - history.plan.startMs;
+      for (let i = 0; i < AT_INSTANTS; i++) {
+        const at = new Date(history.plan.startMs + Math.round((span * (i + 1)) / (AT_INSTANTS + 1))).toISOString();
+        const r = await timedGet(server, `/api/reporting/v0/collection-data/phd_projects?at=${encodeURIComponent(at)}`, auth);
+        if (r.status !== 200) problems.push(`at ${at}: ${r.status} ${r.text.slice(0, 200)}`);
+      }
+      const afterAtRssMb = await measureIdleRss(server);
+      progress(`idle-rss: after ${AT_INSTANTS} at answers, idle ${afterAtRssMb} MB`);
+
+      await stopServer(server);
+      server = undefined;
+      const readDb = readDbComposition(dir);
+      progress(`idle-rss: read.db ${readDb.mb} MB, snapshots ${readDb.snapshotsMb} MB (${(readDb.snapshotsShare * 100).toFixed(1)}%)`);
+      return {
+        ok: problems.length === 0,
+        meetsTarget: Math.max(idleRssMb, afterWritesRssMb, afterAtRssMb) <= TARGET_IDLE_RSS_MB && readDb.snapshotsShare <= TARGET_SNAPSHOT_SHARE,
+        events: history.plan.events,
+        idleRssMb,
+        afterWrites: { objects, rssMb: afterWritesRssMb, growthMb: afterWritesRssMb - idleRssMb, writeMs: Math.round(writeMs) },
+        afterAt: { instants: AT_INSTANTS, rssMb: afterAtRssMb },
+        catchUp: caughtUp.figures,
+        readDb,
+        targets: { idleRssMb: TARGET_IDLE_RSS_MB, snapshotsShare: TARGET_SNAPSHOT_SHARE },
+        ...(problems.length > 0 ? { problems: problems.slice(0, 10) } : {}),
+      };
+    } finally {
+      if (server) await stopServer(server);
+    }
+  },
+};
