@@ -81,10 +81,17 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
     if (!link) throw new Error(`Snapshot ${snapshot} is missing ${id}`);
     const ids = chunkIds(id, link.chunks);
     const chunks = await reads.getMany<StoredChunk>(SNAPSHOTS, ids);
-    for (const chunkId of ids) {
+    const stored = ids.map((chunkId) => {
       const chunk = chunks.get(chunkId);
       if (!chunk) throw new Error(`Snapshot ${snapshot} is missing chunk ${chunkId}`);
-      for (const [collection, id, doc] of await chunkEntries(chunk)) {
+      return chunk;
+    });
+    // All decompressed at once on the thread pool, while this thread applies them in order; a
+    // failure is thrown where it is awaited (unobserved, a later one would end the process).
+    const decoded = stored.map(chunkEntries);
+    for (const entries of decoded) entries.catch(() => undefined);
+    for (const entries of decoded) {
+      for (const [collection, id, doc] of await entries) {
         if (doc) docs.put(collection, doc);
         else docs.delete(collection, id);
       }
