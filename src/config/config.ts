@@ -33,6 +33,7 @@ export const ENV_SPEC = {
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
   SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 2_000),
   SVC_REBUILD_CACHE: byteSize(48 * 1024 * 1024),
+  SVC_REBUILD_WORKERS: integer(1, 16, 2),
   SVC_PROJECTION_CACHE: byteSize(32 * 1024 * 1024),
   SVC_READ_STORE_CACHE: byteSize(64 * 1024 * 1024),
   SVC_SNAPSHOT_CACHE: byteSize(64 * 1024 * 1024),
@@ -73,6 +74,8 @@ export interface Config {
   readonly snapshotInterval: number;
   /** Bytes of folded documents (as JSON) a rebuild keeps in memory; the rest is written and read back. */
   readonly rebuildCacheBytes: number;
+  /** Worker threads one rebuild spreads its projections over (each reads the log itself; the cache is shared out). */
+  readonly rebuildWorkers: number;
   /** Bytes of documents (as JSON) the live projections keep in memory across commits, all together. */
   readonly projectionCacheBytes: number;
   /** SQLite page cache of the service's read store connection (embedded read store only). */
@@ -131,6 +134,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     collectionsFile: v.SVC_COLLECTIONS ? resolve(v.SVC_COLLECTIONS) : configFile('collections.json'),
     snapshotInterval: v.SVC_SNAPSHOT_INTERVAL,
     rebuildCacheBytes: v.SVC_REBUILD_CACHE,
+    rebuildWorkers: v.SVC_REBUILD_WORKERS,
     projectionCacheBytes: v.SVC_PROJECTION_CACHE,
     readStoreCacheBytes: v.SVC_READ_STORE_CACHE,
     snapshotCacheBytes: v.SVC_SNAPSHOT_CACHE,

@@ -7,7 +7,8 @@ export const rebuildHelp = `svc rebuild <projection|all> [--batch-size N]
 Rebuilds read models from the event log, blue/green: a new version is built into fresh
 collections while the old one keeps serving, then switched in atomically and the old one dropped.
 Shows a progress bar with events/s and ETA on a terminal, plain progress lines otherwise.
-"all" rebuilds every projection in one pass over the log. Ctrl-C stops after the batch in
+"all" rebuilds every projection, shared out among SVC_REBUILD_WORKERS worker threads (2 by
+default) that each read the log once; progress is the slowest one's. Ctrl-C stops after the batch in
 progress and commits what was folded; running the same command again resumes.
 Projections: see "svc projections" (collection folds may be named by collection name).`;
 
@@ -17,7 +18,7 @@ export const rebuild = async (cli: CliContext, name: string, flags: { batchSize?
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    // All of them in one pass over the log, in a worker thread whose heap is bounded by SVC_REBUILD_CACHE.
+    // In worker threads, each folding its share of the projections in one pass over the log, their heaps bounded by SVC_REBUILD_CACHE together.
     const launch = rebuildInWorker(cli.config, { resumeAfterStop: false, onProgress: progressReporter(), ...(flags.batchSize ? { batchSize: flags.batchSize } : {}) });
     const result = await launch(cli.select(name), { owner: `rebuild-${process.pid}-${Math.random().toString(36).slice(2, 10)}`, signal: controller.signal });
     if (result.phase === 'interrupted') {

@@ -1,0 +1,153 @@
+/**
+ * A rebuild spread over worker threads: the projections shared out by cost (each collection fold
+ * in its own thread), progress reported as one, an interrupted run resumed by the next, and the
+ * rebuilt read models the same as the live fold's.
+ */
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { loadAppModel } from '../../src/app/app-model.ts';
+import { openEngines } from '../../src/app/engines.ts';
+import { rebuildInWorker } from '../../src/app/rebuild-in-worker.ts';
+import { loadConfig } from '../../src/config/config.ts';
+import { openSqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
+import type { Projector } from '../../src/projections/projector.ts';
+import { snapshotSpec } from '../../src/projections/reporting/snapshots.ts';
+import { combinedProgress, readRebuilds, rebuildCheckpoint, rebuildGroups, type RebuildProgress } from '../../src/projections/rebuild.ts';
+import { verifyProjection } from '../../src/projections/verify.ts';
+import { seededRandom } from '../../bench/support.ts';
+import { changed, created, link, text } from '../projections/object-events.ts';
+import { tempDir } from '../support/tmp.ts';
+
+const test = suite('Rebuild in worker threads');
+
+const fake = (name: string, snapshots = false): Projector => ({
+  name,
+  collections: [],
+  apply: () => undefined,
+  ...(snapshots ? { afterBatch: async () => undefined } : {}),
+});
+
+const appLike = () => [fake('objects'), fake('users'), fake('work-units'), fake('rest-apis'), fake('files'), fake('collection:a', true), fake('collection:b', true)];
+
+test('two workers: each collection fold in its own, the rest shared out, every projection once, listed order kept', () => {
+  const groups = rebuildGroups(appLike(), 2);
+  assert.is(groups.length, 2);
+  const names = groups.map((g) => g.projectors.map((p) => p.name));
+  assert.equal(names.flat().sort(), appLike().map((p) => p.name).sort());
+  for (const g of names) assert.is(g.filter((n) => n.startsWith('collection:')).length, 1);
+  assert.ok(Math.abs(groups[0]!.cost - groups[1]!.cost) <= 1, `balanced: ${groups.map((g) => g.cost)}`);
+  const order = appLike().map((p) => p.name);
+  for (const g of names) assert.equal(g, [...g].sort((a, b) => order.indexOf(a) - order.indexOf(b)));
+});
+
+test('one worker takes them all; never more groups than projections', () => {
+  assert.equal(rebuildGroups(appLike(), 1).map((g) => g.projectors.length), [7]);
+  assert.is(rebuildGroups([fake('objects'), fake('users')], 8).length, 2);
+  assert.is(rebuildGroups([fake('objects')], 0).length, 1);
+});
+
+const part = (projection: string, position: number, phase: RebuildProgress['phase'], eta: number | null = 5): RebuildProgress => ({
+  projection,
+  processed: position,
+  position,
+  head: 1000,
+  eventsPerSecond: position,
+  etaSeconds: eta,
+  phase,
+});
+
+test('combined progress: as far as the slowest, ended when the last has ended', () => {
+  const both = combinedProgress([part('a', 400, 'building', 3), part('b', 900, 'building', 1)]);
+  assert.equal(both, { projection: 'a, b', processed: 900, position: 400, head: 1000, eventsPerSecond: 400, etaSeconds: 3, phase: 'building' });
+  assert.is(combinedProgress([part('a', 1000, 'done'), part('b', 900, 'building')]).phase, 'building');
+  assert.is(combinedProgress([part('a', 1000, 'done'), part('b', 1000, 'switching')]).phase, 'switching');
+  // An interruption shows only once every worker has stopped (the CLI ends its progress line on it).
+  assert.is(combinedProgress([part('a', 500, 'interrupted'), part('b', 900, 'building')]).phase, 'building');
+  assert.is(combinedProgress([part('a', 500, 'interrupted'), part('b', 1000, 'done')]).phase, 'interrupted');
+  assert.is(combinedProgress([part('a', 500, 'building', null), part('b', 1000, 'done')]).etaSeconds, null);
+});
+
+/** People and departments, then changes to them: every projection of the app has work. */
+const history = () => {
+  const random = seededRandom(5);
+  const departments = Array.from({ length: 5 }, (_, i) => `dept${String(i).padStart(8, '0')}`);
+  const people = Array.from({ length: 80 }, (_, i) => `pers${String(i).padStart(8, '0')}`);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+  return [
+    ...departments.map((ref, i) => created(ref, 'svc:type:department', { 'dc:attribute:title': [text(`Department ${i}`)] })),
+    ...people.map((ref, i) => created(ref, 'svc:type:person', { 'dc:attribute:title': [text(`Person ${i}`)], 'svc:attribute:department': [link(pick(departments))] }, ['svc:label:common'])),
+    ...Array.from({ length: 600 }, (_, i) => {
+      const ref = pick(people);
+      return random() < 0.5 ? changed(ref, { 'svc:attribute:department': [link(pick(departments))] }) : changed(ref, { 'dc:attribute:title': [text(`Person renamed ${i}`)] });
+    }),
+  ];
+};
+
+test('a rebuild over two worker threads stopped part-way resumes on the next run and verifies', async () => {
+  const tmp = tempDir();
+  try {
+    const config = loadConfig({ SVC_DATA_DIR: tmp.dir, SVC_SNAPSHOT_INTERVAL: '100' });
+    const events = openSqliteEventStore(join(tmp.dir, 'events.db'));
+    for (const e of history()) await events.append(e.stream!, [{ type: e.type, data: e.data }]);
+    await events.close();
+    // As the service and the CLI do before any fold.
+    const setup = await openEngines(config);
+    await setup.reads.ensureCollection(snapshotSpec);
+    await setup.close();
+    const model = loadAppModel(config);
+    const projectors = model.projectors;
+    assert.ok(projectors.filter((p) => p.afterBatch).length >= 2, 'the app has two collection folds');
+
+    const controller = new AbortController();
+    const seen: RebuildProgress[] = [];
+    const stopped = await rebuildInWorker(config, {
+      workers: 2,
+      batchSize: 50,
+      resumeAfterStop: false,
+      onProgress: (p) => {
+        seen.push(p);
+        controller.abort();
+      },
+    })(projectors, { owner: 'test-first', signal: controller.signal });
+    assert.is(stopped.phase, 'interrupted');
+    assert.ok(seen.length > 0);
+    // Both workers had reported, each on its own group (one pass would name them in the listed order).
+    const groups = rebuildGroups(projectors, 2);
+    assert.is(groups.length, 2);
+    assert.is(seen[0]!.projection, groups.flatMap((g) => g.projectors.map((p) => p.name)).join(', '));
+    assert.is.not(seen[0]!.projection, projectors.map((p) => p.name).join(', '));
+
+    const engines = await openEngines(config);
+    try {
+      const records = await readRebuilds(engines.reads, projectors.map((p) => p.name));
+      for (const p of projectors) {
+        assert.is(records.get(p.name)?.phase, 'interrupted', p.name);
+        assert.ok((await engines.reads.getCheckpoint(rebuildCheckpoint(p.name)))!.position > 0, `${p.name} committed before it stopped`);
+      }
+    } finally {
+      await engines.close();
+    }
+
+    const done = await rebuildInWorker(config, { workers: 2, batchSize: 50, resumeAfterStop: false })(projectors, { owner: 'test-second', signal: new AbortController().signal });
+    assert.is(done.phase, 'done');
+    const engines2 = await openEngines(config);
+    try {
+      const head = await engines2.events.headPosition();
+      assert.ok(done.position >= head);
+      const records = await readRebuilds(engines2.reads, projectors.map((p) => p.name));
+      for (const p of projectors) {
+        assert.is(records.get(p.name)?.phase, 'done', p.name);
+        assert.is((await engines2.reads.getCheckpoint(p.name))?.position, head, `${p.name} switched in at the head`);
+        const verified = await verifyProjection(engines2.events, engines2.reads, p);
+        assert.equal(verified.differences, [], `${p.name} verifies`);
+      }
+    } finally {
+      await engines2.close();
+    }
+  } finally {
+    tmp.remove();
+  }
+});
+
+test.run();
