@@ -1,5 +1,8 @@
 import type { AppendResult, EventStore, StreamAppend } from '../../events/event-store.ts';
 
+/** At most this many more turns of the event loop wait for submissions (measured: groups of 19 became 26 at 32 connections). */
+const MAX_WAIT_TURNS = 4;
+
 interface Pending {
   readonly appends: readonly StreamAppend[];
   resolve(results: AppendResult[]): void;
@@ -7,9 +10,9 @@ interface Pending {
 }
 
 /**
- * Group commit: the appends submitted during one turn of the event loop are written with one
- * `appendMany` (on the embedded store one transaction instead of one each, which is most of an
- * append's cost). Each submission stays all-or-nothing with its own expected revisions: when the
+ * Group commit: the appends submitted while the event loop keeps bringing more (see
+ * `flushWhenQuiet`) are written with one `appendMany` (on the embedded store one transaction
+ * instead of one each, which is most of an append's cost). Each submission stays all-or-nothing with its own expected revisions: when the
  * group fails (a stale revision in one of them, say), every submission is appended again on its
  * own, so only the failing ones fail. Retrying is safe on every engine because events carry ids
  * (a repeated append of the same ids is a no-op).
@@ -37,7 +40,7 @@ export class GroupCommit {
         let resolveFlushed!: () => void;
         const promise = new Promise<void>((r) => (resolveFlushed = r));
         this.flushed = { promise, resolve: resolveFlushed };
-        setImmediate(() => void this.flush());
+        this.flushWhenQuiet(0, 0);
       }
       for (const a of appends) this.busy.set(a.stream, this.flushed!.promise);
     });
@@ -50,6 +53,22 @@ export class GroupCommit {
    */
   settled(stream: string): Promise<void> | undefined {
     return this.busy.get(stream);
+  }
+
+  /**
+   * Flushes at the end of a turn of the event loop that brought no new submission, or after
+   * MAX_WAIT_TURNS turns that all did. A lone append is written at the end of its own turn, as
+   * before; under load the group takes in the requests that reached their commit a turn later.
+   * On the embedded store every group is one synced transaction that blocks the event loop
+   * (fsync: 0.15 ms on a quiet disk, several ms on a busy one), so fewer, larger groups are what
+   * push-data throughput is made of.
+   */
+  private flushWhenQuiet(seen: number, turns: number): void {
+    setImmediate(() => {
+      const now = this.pending.length;
+      if (now > Math.max(seen, 1) && turns < MAX_WAIT_TURNS) this.flushWhenQuiet(now, turns + 1);
+      else void this.flush();
+    });
   }
 
   private async flush(): Promise<void> {
