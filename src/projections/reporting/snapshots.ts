@@ -11,6 +11,17 @@ const CHUNK = 2000;
 export const CHUNK_BYTES = 4 * 1024 * 1024;
 /** Longest chain of deltas on one full snapshot: bounds the documents an `at` answer loads. */
 const MAX_CHAIN = 64;
+/**
+ * How many times its full snapshot's documents the deltas on it may add up to before the next
+ * snapshot is a full copy: live, once (loading a snapshot reads at most about twice the state);
+ * during a rebuild from the start, where the state grows and full copies were more than half of
+ * what snapshots wrote (a full copy each time the deltas caught up with a state half the size), three
+ * times: a rebuild writes about a third fewer snapshot entries, and an `at` answer within the rebuilt
+ * history loads up to four times the state instead of two (its parsed chain start is kept and shared
+ * by nearby instants).
+ */
+const CHAIN_RATIO = 1;
+const REBUILD_CHAIN_RATIO = 3;
 
 type SnapshotMeta = {
   readonly id: string;
@@ -204,7 +215,7 @@ const writeSnapshot = async (reads: ReadStore, key: string, entries: Iterable<En
  * rebuild's snapshots replace the old ones when it is switched in. A snapshot holds only the
  * documents changed since the previous one; a full copy of the fold's state is written when
  * this process has no record of the changes, or when the deltas on the last full copy add up to
- * more documents than it holds (so loading a snapshot reads at most about twice the state).
+ * more documents than it holds (during a rebuild, three times more: see REBUILD_CHAIN_RATIO).
  */
 export const withSnapshots = (fold: Projector, interval: number): Projector => {
   const trackers = new Map<string, Tracker>();
@@ -231,7 +242,8 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
       if (last.position - (t.last?.position ?? 0) < interval) return;
       const delta = t.changed ? [...t.changed.values()] : null;
       // A delta needs the snapshot it builds on: a rebuild switched in by another process deletes it.
-      const onto = delta && t.last && t.last.chain.length < MAX_CHAIN && t.chainDocs + delta.length <= t.baseDocs ? t.last : null;
+      const ratio = ctx.rebuild ? REBUILD_CHAIN_RATIO : CHAIN_RATIO;
+      const onto = delta && t.last && t.last.chain.length < MAX_CHAIN && t.chainDocs + delta.length <= t.baseDocs * ratio ? t.last : null;
       if (onto && (await ctx.reads.get(SNAPSHOTS, onto.id))) {
         t.last = await writeSnapshot(ctx.reads, key, delta!, last.position, last.recordedAt, onto.chain);
         t.chainDocs += delta!.length;

@@ -1,0 +1,98 @@
+/**
+ * How dense a rebuild's snapshots are: during a rebuild from the start the deltas on a full copy
+ * may add up to three times its documents before the next full copy (live: once), so a growing
+ * fold is copied whole less often; every snapshot still loads to the fold's state at its position.
+ */
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openSqliteEventStore } from '../../../src/events/adapters/sqlite-event-store.ts';
+import { eventDecoder } from '../../../src/events/decode.ts';
+import { domainCodecs } from '../../../src/events/codecs.ts';
+import { collectionFold } from '../../../src/projections/reporting/collection-fold.ts';
+import { loadCollections } from '../../../src/app/load-collections.ts';
+import { chunkEntries, type StoredChunk } from '../../../src/projections/reporting/snapshot-chunks.ts';
+import { loadSnapshot, SNAPSHOTS, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { rebuildProjections } from '../../../src/projections/rebuild.ts';
+import { openSqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import { seededRandom } from '../../../bench/support.ts';
+import { changed, created, link, schema, text } from '../object-events.ts';
+import { tempDir } from '../../support/tmp.ts';
+
+const test = suite('Snapshot density during a rebuild');
+
+const collectionsFile = new URL('../../../config/collections.json', import.meta.url).pathname;
+
+/** People created all along (the fold's state grows), their departments and titles changed in between. */
+const history = () => {
+  const random = seededRandom(11);
+  const departments = Array.from({ length: 4 }, (_, i) => `dept${String(i).padStart(8, '0')}`);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+  const people: string[] = [];
+  // 1,200 events in all: the last snapshot is taken at the head.
+  const out = departments.map((ref, i) => created(ref, 'svc:type:department', { 'dc:attribute:title': [text(`Department ${i}`)] }));
+  for (let i = 0; i < 1196; i++) {
+    if (people.length === 0 || random() < 0.35) {
+      const ref = `pers${String(people.length).padStart(8, '0')}`;
+      people.push(ref);
+      out.push(created(ref, 'svc:type:person', { 'dc:attribute:title': [text(`Person ${i}`)], 'svc:attribute:department': [link(pick(departments))] }, ['svc:label:common']));
+    } else if (random() < 0.5) out.push(changed(pick(people), { 'svc:attribute:department': [link(pick(departments))] }));
+    else out.push(changed(pick(people), { 'dc:attribute:title': [text(`Person renamed ${i}`)] }));
+  }
+  return out;
+};
+
+type Meta = { id: string; collection: string; position: number; chunks: number; chain: string[] };
+
+test('a growing fold rebuilt: deltas up to three times the full copy they build on, every snapshot loads to the folded state', async () => {
+  const tmp = tempDir();
+  const events = openSqliteEventStore(join(tmp.dir, 'events.db'));
+  const reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
+  try {
+    for (const e of history()) await events.append(e.stream!, [{ type: e.type, data: e.data }]);
+    await reads.ensureCollection(snapshotSpec);
+    const decode = eventDecoder(domainCodecs);
+    const people = loadCollections(collectionsFile, schema).find((c) => c.name === 'people')!;
+    const fold = withSnapshots(collectionFold(people, schema, decode), 50);
+    assert.is((await rebuildProjections({ events, reads, projectors: [fold], batchSize: 25 })).phase, 'done');
+
+    const all = await reads.find<Meta & Partial<StoredChunk>>(SNAPSHOTS);
+    const metas = all.filter((d) => Array.isArray(d.chain)).sort((a, b) => a.position - b.position);
+    const entries = async (m: Meta) => {
+      let n = 0;
+      for (let i = 0; i < m.chunks; i++) n += (await chunkEntries(all.find((d) => d.id === `${m.id}#${i}`) as StoredChunk)).length;
+      return n;
+    };
+    const fulls = metas.filter((m) => m.chain.length === 1);
+    assert.ok(metas.length >= 20, `${metas.length} snapshots`);
+    assert.ok(fulls.length >= 2, `${fulls.length} full copies`);
+    // Deltas on each full copy, against its documents: beyond once (the live bound) but within three times (and one delta more).
+    let most = 0;
+    for (const full of fulls) {
+      const base = await entries(full);
+      const chain = metas.filter((m) => m.chain.length > 1 && m.chain[0] === full.id);
+      let deltas = 0;
+      for (const m of chain) deltas += await entries(m);
+      const lastDelta = chain.length > 0 ? await entries(chain[chain.length - 1]!) : 0;
+      assert.ok(deltas - lastDelta <= 3 * base, `${deltas} delta entries on ${base}`);
+      most = Math.max(most, deltas / base);
+    }
+    assert.ok(most > 1, `deltas at most ${most.toFixed(2)} times their full copy`);
+
+    // The newest snapshot (at the head) loads to the rebuilt collections.
+    const newest = metas[metas.length - 1]!;
+    assert.is(newest.position, await events.headPosition());
+    const state = await loadSnapshot(reads, new Map(), newest as never);
+    for (const spec of fold.collections) {
+      const loaded = [...(state.collections.get(spec.name)?.values() ?? [])].sort((a, b) => a.id.localeCompare(b.id));
+      const stored = (await reads.find<{ id: string }>(spec.name)).sort((a, b) => a.id.localeCompare(b.id));
+      assert.equal(loaded, stored, spec.name);
+    }
+  } finally {
+    await events.close();
+    await reads.close();
+    tmp.remove();
+  }
+});
+
+test.run();
