@@ -5,7 +5,7 @@
  * Data: the caught-up data directory `reporting` left in the same run (its snapshots deleted), or,
  * when `reporting` did not run, a fresh copy of the same generated history caught up here first.
  * A service process serves it; a separate process (bench/rebuild-worker.ts: the CLI context and
- * `rebuildProjections` for every projector of the app model in one pass, as `svc rebuild all`) rebuilds
+ * `rebuildProjections` for every projector of the app model, shared out among SVC_REBUILD_WORKERS threads, as `svc rebuild all`) rebuilds
  * every read model blue/green. Three processes therefore share the machine's CPUs.
  *
  * Reads (in this process, fetch, keep-alive): two loops of `GET /api/v0-object/ref/<random project>
@@ -52,6 +52,8 @@ const TARGET_RATIO = 0.45;
 const TARGET_PEAK_RSS_MB = 600;
 const TIMEOUT_MS = 120 * 60_000;
 const SAMPLED_OBJECTS = 20;
+/** Rebuild worker threads (SVC_REBUILD_WORKERS of the rebuild process); BENCH_REBUILD_WORKERS=1 measures the single-thread rebuild for comparison. */
+const REBUILD_WORKERS = Number(process.env.BENCH_REBUILD_WORKERS ?? 2);
 
 interface RebuildRun {
   readonly projections: readonly string[];
@@ -112,7 +114,7 @@ const readState = async (server: ServerProcess, auth: Record<string, string>, re
 const runRebuild = (dataDir: string) => {
   let run: RebuildRun | undefined;
   const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./rebuild-worker.ts', import.meta.url))], {
-    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_'))), SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'warn' },
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_'))), SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_REBUILD_WORKERS: String(REBUILD_WORKERS) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -142,7 +144,7 @@ const waitForFollow = async (server: ServerProcess, head: number) => {
 
 export const rebuild: Benchmark = {
   name: 'rebuild',
-  description: `svc rebuild all (every projector in one pass over the log, own process) on a 1,000,000-event data directory while a service process serves object and collection-data reads: log events/s (target >= ${TARGET_EVENTS_PER_SEC} and >= ${TARGET_RATIO} x read + parse of the same log), peak RSS (target <= ${TARGET_PEAK_RSS_MB} MB), read p50/p99 before vs during`,
+  description: `svc rebuild all (every projector, in rebuild worker threads, own process) on a 1,000,000-event data directory while a service process serves object and collection-data reads: log events/s (target >= ${TARGET_EVENTS_PER_SEC} and >= ${TARGET_RATIO} x read + parse of the same log), peak RSS (target <= ${TARGET_PEAK_RSS_MB} MB), read p50/p99 before vs during`,
   async run(scale: number): Promise<BenchmarkResult> {
     const loadBefore = loadAverage();
     const shared = await sharedHistory(scale);
@@ -210,7 +212,8 @@ export const rebuild: Benchmark = {
           ratioToReadParse: ratio,
           peakRssMb: run.peakRssMb,
           readParse: { what: 'raw better-sqlite3 over the same events.db, before and after the rebuild: every event in position order, JSON.parse of data and metadata', spreadPct: readParse.spreadPct, runs: [readParseBefore, readParseAfter] },
-          how: 'own process: openCli() over the data directory, rebuildProjections for every projector in one pass over the log (= svc rebuild all, default batch size 2000); wall time includes process start',
+          how: 'own process: openCli() over the data directory, then svc rebuild all: every projector, shared out among the rebuild worker threads (each one pass over the log, default batch size 2000); wall time includes process start',
+          workers: REBUILD_WORKERS,
           logEvents: head,
           projections: run.projections,
           processed: run.processed,
