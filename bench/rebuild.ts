@@ -62,6 +62,8 @@ interface RebuildRun {
   readonly ms: number;
   readonly phase: string;
   readonly peakRssMb: number;
+  /** CPU seconds of the rebuild process, every thread. */
+  readonly cpuSeconds?: number;
 }
 
 /** Read loops against the service until `until` resolves: object GETs (2 loops) and collection data (1 loop). */
@@ -214,6 +216,7 @@ export const rebuild: Benchmark = {
           readParse: { what: 'raw better-sqlite3 over the same events.db, before and after the rebuild: every event in position order, JSON.parse of data and metadata', spreadPct: readParse.spreadPct, runs: [readParseBefore, readParseAfter] },
           how: 'own process: openCli() over the data directory, then svc rebuild all: every projector, shared out among the rebuild worker threads (each one pass over the log, default batch size 2000); wall time includes process start',
           workers: REBUILD_WORKERS,
+          cpuSeconds: run.cpuSeconds,
           logEvents: head,
           projections: run.projections,
           processed: run.processed,
