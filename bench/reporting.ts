@@ -50,6 +50,8 @@ import {
   type ServerProcess,
 } from './domain-support.ts';
 import { formatRate, progress, round, type Benchmark, type BenchmarkResult } from './support.ts';
+import { measureServiceCatchUp } from './service-catch-up.ts';
+import { measureIdleRss, readDbComposition } from './idle-rss.ts';
 
 const TARGET_AT_VS_CURRENT = 3;
 const TARGET_REPLAY_SPEEDUP = 20;
@@ -174,12 +176,16 @@ export const reporting: Benchmark = {
     let server: ServerProcess | undefined;
     try {
       progress(`reporting: service catching up ${history.plan.events} events`);
-      server = await startServiceProcess('reporting-service', dir, {}, CATCH_UP_TIMEOUT_MS);
-      const listeningAfterMs = server.readyAfterMs;
-      const waitedMs = await waitForLagZero(server, CATCH_UP_TIMEOUT_MS);
-      const catchUpMs = Math.round(listeningAfterMs + waitedMs);
-      progress(`reporting: caught up in ${(catchUpMs / 1000).toFixed(1)} s (${formatRate((history.plan.events * 1000) / catchUpMs)})`);
+      // Catch-up measured as `catch-up` measures it (reads answered while it runs, peak RSS), then
+      // the caught-up service's resident set left idle, before any reporting request.
+      const caughtUp = await measureServiceCatchUp('reporting-service', dir, history.plan.events);
+      server = caughtUp.server;
+      const catchUpMs = caughtUp.figures.ms;
+      progress(`reporting: caught up in ${(catchUpMs / 1000).toFixed(1)} s (${formatRate(caughtUp.figures.eventsPerSec)}), peak RSS ${caughtUp.figures.peakRssMb} MB, status read p99 ${caughtUp.figures.readP99Ms} ms`);
+      const idle = await measureIdleRss(server);
+      progress(`reporting: idle RSS ${idle.idleMb} MB`);
       const readDbMb = fileMb(join(dir, 'read.db'));
+      const readDb = readDbComposition(dir);
 
       const key = await createReaderKey(server, 'bench-reporter', { readLabels: ['svc:label:common'] }, '/api/reporting/v0/');
       const auth = { Authorization: basicAuth(key) };
@@ -252,11 +258,12 @@ export const reporting: Benchmark = {
           eventKinds: history.counts,
         },
         catchUp: {
-          ms: catchUpMs,
-          eventsPerSec: Math.round((history.plan.events * 1000) / catchUpMs),
-          listeningAfterMs,
-          note: 'from spawn (process start included) until every projection is live with lag 0; the service listens (and answers) from listeningAfterMs on, while it catches up',
+          ...caughtUp.figures,
+          note: 'a fresh read store: from spawn (process start included) until every projection is live with lag 0; readP99Ms: GET /api/admin/projections read in a loop while it catches up; peakRssMb: the process high-water mark (VmHWM)',
         },
+        idleRssMb: idle.idleMb,
+        idle: { soonAfterCatchUpMb: idle.soonMb, idleMb: idle.idleMb, note: 'resident set of the caught-up service left alone, before any reporting request' },
+        readDb: { ...readDb, note: 'read.db after catch-up: snapshot rows against the file (with its WAL)' },
         current: { ...current.latency, bytes: current.bytes, rows: current.rows, note: 'the same answer asked again: served from the answers kept for this version of the projection' },
         currentMadeAfresh: { ...fresh.latency, note: "each request after a write (a person's title) that moves the projection: the answer is read, filtered and serialised again" },
         mixedObjectGetP99Ms: mixed.withCollectionData.p99Ms,
