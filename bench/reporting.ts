@@ -237,12 +237,25 @@ export const reporting: Benchmark = {
       if (coldMs.length !== nAt) problems.push(`at (distinct instants): ${nAt - coldMs.length} answers were not 200`);
       if (replay.digest !== withSnapshots.digest) problems.push('the full-replay answer differs from the answer from snapshots');
       const ok = problems.length === 0 && current.latency.count > 0 && withSnapshots.latency.count > 0 && replay.latency.count > 0;
+      // Issue 15's targets for this benchmark (the distinct-instants one is relative to the figure before it: 278 ms).
+      const issue15 = [
+        { field: 'catchUp.eventsPerSec', target: '>= 40000', met: caughtUp.figures.eventsPerSec >= 40_000 },
+        { field: 'catchUp.peakRssMb', target: '<= 600', met: caughtUp.figures.peakRssMb <= 600 },
+        { field: 'catchUp.readP99Ms', target: '<= 100', met: caughtUp.figures.readP99Ms <= 100 },
+        { field: 'idleRssMb', target: '<= 400', met: idle.idleMb <= 400 },
+        { field: 'current.p50Ms', target: '<= 35', met: current.latency.p50Ms <= 35 },
+        { field: 'at.firstRequestMs', target: '<= 150', met: firstAt.ms <= 150 },
+        { field: 'atDistinctInstants.p50Ms', target: '<= 417 (1.5 x 278)', met: cold.p50Ms <= 417 },
+        { field: 'mixedObjectGetP99Ms', target: '<= 10', met: mixed.withCollectionData.p99Ms <= 10 },
+        { field: 'readDb.snapshotsShare', target: '<= 0.25', met: readDb.snapshotsShare <= 0.25 },
+      ];
       const atVsCurrent = round(withSnapshots.latency.p50Ms / current.latency.p50Ms, 2);
       const replaySpeedup = round(replay.latency.p50Ms / withSnapshots.latency.p50Ms, 1);
       return {
         ok,
-        meetsTarget: ok && atVsCurrent <= TARGET_AT_VS_CURRENT && replaySpeedup >= TARGET_REPLAY_SPEEDUP,
-        targets: { atVsCurrentP50: `<= ${TARGET_AT_VS_CURRENT}`, fullReplayVsAtP50: `>= ${TARGET_REPLAY_SPEEDUP}` },
+        meetsTarget: ok && atVsCurrent <= TARGET_AT_VS_CURRENT && replaySpeedup >= TARGET_REPLAY_SPEEDUP && issue15.every((t) => t.met),
+        targets: { atVsCurrentP50: `<= ${TARGET_AT_VS_CURRENT}`, fullReplayVsAtP50: `>= ${TARGET_REPLAY_SPEEDUP}`, ...Object.fromEntries(issue15.map((t) => [t.field, t.target])) },
+        missed: issue15.filter((t) => !t.met).map((t) => t.field),
         atVsCurrent,
         replaySpeedup,
         ...(problems.length ? { problems: problems.slice(0, 20) } : {}),
