@@ -65,7 +65,7 @@ export const storeFile = async (deps: CommandDeps, blobs: BlobStore, metadata: E
 
   const extracted = await extractProperties(() => blobs.get(blob), mimeType, blob.size, {
     pdfReads: input.pdfReads,
-    onUnreadable: (reason) => deps.logger.info({ digest: blob.digest, mimeType, reason }, 'file stored without some of its properties: content unreadable as its type'),
+    onUnreadable: (reason) => deps.logger.info({ digest: blob.digest, mimeType, reason }, 'file stored without some of its properties (reason says why: unreadable content, or no turn to read it)'),
   });
   const properties = await storeThumbnail(blobs, extracted);
   const command = { type: 'StoreFile', digest: blob.digest, fileSize: blob.size, mimeType, filename: input.filename, properties } as const;
