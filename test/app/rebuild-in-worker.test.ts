@@ -121,10 +121,17 @@ test('a rebuild over two worker threads stopped part-way resumes on the next run
     const engines = await openEngines(config);
     try {
       const records = await readRebuilds(engines.reads, projectors.map((p) => p.name));
+      // The stop reaches each worker after its page in progress: a worker whose projections read few
+      // events (users, REST APIs) may have finished by then, on a busy machine or a fast one.
+      let interrupted = 0;
       for (const p of projectors) {
-        assert.is(records.get(p.name)?.phase, 'interrupted', p.name);
+        const phase = records.get(p.name)?.phase;
+        assert.ok(phase === 'interrupted' || phase === 'done', `${p.name}: ${phase}`);
+        if (phase === 'done') continue;
+        interrupted++;
         assert.ok((await engines.reads.getCheckpoint(rebuildCheckpoint(p.name)))!.position > 0, `${p.name} committed before it stopped`);
       }
+      assert.ok(interrupted > 0, 'some projection was stopped part-way');
     } finally {
       await engines.close();
     }
