@@ -17,7 +17,7 @@ export interface Engines {
 }
 
 /** Opens the configured engines; the server engines' clients load only when configured. */
-export const openEngines = async (config: Config, options: { clock?: () => number; readStorePageCacheBytes?: number } = {}): Promise<Engines> => {
+export const openEngines = async (config: Config, options: { clock?: () => number; readStorePageCacheBytes?: number; readStoreBusyTimeoutMs?: number } = {}): Promise<Engines> => {
   ensurePrivateDirectory(config.dataDir);
   const events =
     config.eventStore.engine === 'esdb'
@@ -26,7 +26,10 @@ export const openEngines = async (config: Config, options: { clock?: () => numbe
   const mongo = config.readStore.engine === 'mongodb' ? await (await import('../drivers/mongodb.ts')).connectMongo(config.readStore.url) : undefined;
   const reads = mongo
     ? new (await import('../projections/adapters/mongo-read-store.ts')).MongoReadStore(mongo.db)
-    : openSqliteReadStore(join(config.dataDir, 'read.db'), options.readStorePageCacheBytes ? { pageCacheBytes: options.readStorePageCacheBytes } : {});
+    : openSqliteReadStore(join(config.dataDir, 'read.db'), {
+        ...(options.readStorePageCacheBytes ? { pageCacheBytes: options.readStorePageCacheBytes } : {}),
+        ...(options.readStoreBusyTimeoutMs ? { busyTimeoutMs: options.readStoreBusyTimeoutMs } : {}),
+      });
   return {
     events,
     reads,

@@ -28,13 +28,16 @@ export type RebuildWorkerMessage =
 const input = workerData as RebuildWorkerInput;
 const port = parentPort!;
 const controller = new AbortController();
+const REBUILD_BUSY_TIMEOUT_MS = 10 * 60_000;
 port.on('message', (message) => {
   if (message === 'stop') controller.abort();
 });
 
 const run = async (): Promise<RebuildWorkerMessage> => {
   const model = loadAppModel(input.config);
-  const engines = await openEngines(input.config, { readStorePageCacheBytes: rebuildMemory(input.config.rebuildCacheBytes).pageCacheBytes });
+  // A rebuild runs in the background: it waits for the other workers' and the service's large commits
+  // (seconds each at a million events) rather than failing after the interactive 5 s.
+  const engines = await openEngines(input.config, { readStorePageCacheBytes: rebuildMemory(input.config.rebuildCacheBytes).pageCacheBytes, readStoreBusyTimeoutMs: REBUILD_BUSY_TIMEOUT_MS });
   try {
     const projectors = model.projectors.filter((p) => input.projections.includes(p.name));
     const progress = await rebuildProjections({

@@ -45,6 +45,8 @@ export interface SqliteReadStoreOptions {
   readonly switchLeaseMs?: number;
   /** SQLite's page cache of this connection; default 256 MiB. */
   readonly pageCacheBytes?: number;
+  /** How long a write waits for another connection's write transaction; default 5 s. */
+  readonly busyTimeoutMs?: number;
 }
 
 /** How often a store waiting for another store's switch looks again. */
@@ -422,5 +424,6 @@ export const openSqliteReadStore = (file: string, options: SqliteReadStoreOption
   // Read models are written at random (one document per object): SQLite's 2 MB default page cache
   // thrashes once they outgrow it, and catch-up and rebuilds slow down several times over.
   db.pragma(`cache_size = -${Math.max(1024, Math.round((options.pageCacheBytes ?? 256 * 2 ** 20) / 1024))}`);
+  if (options.busyTimeoutMs !== undefined) db.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs)}`);
   return new SqliteReadStore(db, options);
 };
