@@ -20,6 +20,8 @@ interface Pending {
 export class GroupCommit {
   private pending: Pending[] = [];
   private scheduled = false;
+  /** A group is being written: the next one gathers until it has been (one write in flight). */
+  private writing = false;
   /** Settles when the flush under way or next to come has ended. */
   private flushed?: { readonly promise: Promise<void>; readonly resolve: () => void };
   /** Streams with a submitted append, and the end of the flush that writes it. */
@@ -40,7 +42,7 @@ export class GroupCommit {
         let resolveFlushed!: () => void;
         const promise = new Promise<void>((r) => (resolveFlushed = r));
         this.flushed = { promise, resolve: resolveFlushed };
-        this.flushWhenQuiet(0, 0);
+        if (!this.writing) this.flushWhenQuiet(0, 0);
       }
       for (const a of appends) this.busy.set(a.stream, this.flushed!.promise);
     });
@@ -59,9 +61,8 @@ export class GroupCommit {
    * Flushes at the end of a turn of the event loop that brought no new submission, or after
    * MAX_WAIT_TURNS turns that all did. A lone append is written at the end of its own turn, as
    * before; under load the group takes in the requests that reached their commit a turn later.
-   * On the embedded store every group is one synced transaction that blocks the event loop
-   * (fsync: 0.15 ms on a quiet disk, several ms on a busy one), so fewer, larger groups are what
-   * push-data throughput is made of.
+   * Every group is one synced transaction (fsync: 0.15 ms on a quiet disk, several ms on a busy
+   * one), so fewer, larger groups are what push-data throughput is made of.
    */
   private flushWhenQuiet(seen: number, turns: number): void {
     setImmediate(() => {
@@ -71,17 +72,28 @@ export class GroupCommit {
     });
   }
 
+  /**
+   * Writes the group gathered so far. Where the store commits off the event loop (the embedded
+   * store's writer thread) the submissions that arrive meanwhile wait for this write to end and are
+   * then written together at once: the group grows with the commit's time, and groups are written
+   * (and their results told to `onAppended`, failed groups' retries included) strictly one after
+   * the other, in submission order.
+   */
   private async flush(): Promise<void> {
     const group = this.pending;
     const flushed = this.flushed!;
     this.pending = [];
     this.scheduled = false;
     this.flushed = undefined;
+    this.writing = true;
     try {
       await this.write(group);
     } finally {
       for (const p of group) for (const a of p.appends) if (this.busy.get(a.stream) === flushed.promise) this.busy.delete(a.stream);
+      this.writing = false;
       flushed.resolve();
+      // Gathered during the write: every turn it took was a turn of waiting already.
+      if (this.scheduled) setImmediate(() => void this.flush());
     }
   }
 

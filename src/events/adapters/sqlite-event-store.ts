@@ -1,8 +1,6 @@
 import Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import {
-  DuplicateEventIdError,
   StoreNotEmptyError,
   WrongExpectedRevisionError,
   type AppendResult,
@@ -21,6 +19,8 @@ import {
   type Subscription,
 } from '../event-store.ts';
 import { applySqlitePragmas, openSqliteFile } from '../../drivers/sqlite.ts';
+import { encodeAppends, SqliteAppender } from './sqlite-append.ts';
+import { SqliteAppendThread } from './sqlite-append-thread.ts';
 
 interface EventRow {
   position: number;
@@ -38,6 +38,11 @@ export interface SqliteEventStoreOptions {
   readonly clock?: () => number;
   /** How often a live subscription looks for events appended by other processes. */
   readonly pollIntervalMs?: number;
+  /**
+   * Commits the appends on its own connection in a thread of its own (see `openSqliteEventStore`);
+   * without one they are committed on `db` in the caller's thread. Closed by the store's close().
+   */
+  readonly appendThread?: SqliteAppendThread;
 }
 
 const PAGE = 1000;
@@ -80,14 +85,15 @@ export class SqliteEventStore implements EventStore {
   private readonly appended = new EventEmitter();
   private readonly clock: () => number;
   private readonly pollIntervalMs: number;
-  private lastRecordedAt = 0;
   private readonly stmts;
   private readonly pages = new Map<string, Database.Statement<unknown[], EventRow>>();
-  private readonly appendTx;
+  private readonly appendThread: SqliteAppendThread | undefined;
+  private readonly appender: SqliteAppender | undefined;
 
   constructor(private readonly db: Database.Database, options: SqliteEventStoreOptions = {}) {
     this.clock = options.clock ?? Date.now;
     this.pollIntervalMs = options.pollIntervalMs ?? 250;
+    this.appendThread = options.appendThread;
     this.appended.setMaxListeners(0);
     // An append is acknowledged only once it is on disk: WAL with synchronous=FULL syncs the log at
     // every commit, i.e. once per group commit of appends. The log is the only source of truth; the
@@ -113,15 +119,12 @@ export class SqliteEventStore implements EventStore {
       insert: db.prepare(
         'INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
-      byId: db.prepare<[string], EventRow>('SELECT * FROM events WHERE id = ?'),
       head: db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
-      lastRecordedAt: db.prepare<[], { t: number | null }>('SELECT MAX(recorded_at) AS t FROM events'),
       streamForwards: db.prepare<[string, number, number], EventRow>('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?'),
       streamBackwards: db.prepare<[string, number, number], EventRow>('SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'),
       lastAtOrBefore: db.prepare<[number], { p: number | null }>('SELECT position AS p FROM events WHERE recorded_at <= ? ORDER BY recorded_at DESC, position DESC LIMIT 1'),
     };
-    this.lastRecordedAt = this.stmts.lastRecordedAt.get()?.t ?? 0;
-    this.appendTx = db.transaction((appends: readonly StreamAppend[]) => appends.map((a) => this.appendOne(a)));
+    this.appender = this.appendThread ? undefined : new SqliteAppender(db);
   }
 
   async append(stream: string, events: readonly NewEvent[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {
@@ -129,62 +132,16 @@ export class SqliteEventStore implements EventStore {
     return result!;
   }
 
+  /**
+   * Answers once the transaction is committed and synced. With a writer thread the event loop
+   * goes on meanwhile (the fsync is most of an append's wall time); readers see the appends
+   * only once committed, as with any other connection's writes.
+   */
   async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
-    const results = this.appendTx.immediate(appends);
+    const encoded = encodeAppends(appends);
+    const results = this.appendThread ? await this.appendThread.append(encoded, this.clock()) : this.appender!.append(encoded, this.clock());
     this.appended.emit('append');
     return results;
-  }
-
-  private appendOne({ stream, events, expectedRevision = 'any' }: StreamAppend): AppendResult {
-    if (events.length === 0) throw new Error(`Append to ${stream} has no events`);
-    const current = this.stmts.lastRevision.get(stream)?.r ?? -1;
-    const conflict =
-      (expectedRevision === 'no_stream' && current !== -1) ||
-      (typeof expectedRevision === 'number' && expectedRevision !== current);
-    if (conflict) {
-      const retried = this.alreadyAppended(stream, events);
-      if (retried) return retried;
-      throw new WrongExpectedRevisionError(stream, expectedRevision, current);
-    }
-    const first = events[0]!.id;
-    if (first !== undefined && this.stmts.byId.get(first)) return this.alreadyAppended(stream, events)!;
-    // Monotonic recorded time: replay "up to time T" relies on log order and time order agreeing.
-    const now = Math.max(this.clock(), this.lastRecordedAt);
-    let revision = current;
-    let position = 0;
-    try {
-      for (const event of events) {
-        revision += 1;
-        const info = this.stmts.insert.run(
-          event.id ?? randomUUID(),
-          stream,
-          revision,
-          event.type,
-          JSON.stringify(event.data),
-          JSON.stringify(event.metadata ?? {}),
-          now,
-        );
-        position = Number(info.lastInsertRowid);
-      }
-    } catch (error) {
-      // A later event's id is taken while the first one is new: ids were reused, not retried.
-      if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') this.alreadyAppended(stream, events);
-      throw error;
-    }
-    this.lastRecordedAt = now;
-    return { revision, position };
-  }
-
-  /** The result of the original append if these exact events were already appended to this stream. */
-  private alreadyAppended(stream: string, events: readonly NewEvent[]): AppendResult | null {
-    const rows = events.map((e) => (e.id === undefined ? undefined : this.stmts.byId.get(e.id)));
-    if (rows.every((r) => r === undefined)) return null;
-    const consistent = rows.every(
-      (r, i) => r !== undefined && r.stream === stream && r.type === events[i]!.type && (i === 0 || r.revision === rows[i - 1]!.revision + 1),
-    );
-    if (!consistent) throw new DuplicateEventIdError(events[rows.findIndex((r) => r !== undefined)]!.id!);
-    const last = rows[rows.length - 1]!;
-    return { revision: last.revision, position: last.position };
   }
 
   async *readStream(stream: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {
@@ -264,7 +221,6 @@ export class SqliteEventStore implements EventStore {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       throw error;
     }
-    this.lastRecordedAt = Math.max(this.lastRecordedAt, recordedAt);
     this.appended.emit('append');
     return { events: count, head };
   }
@@ -317,10 +273,17 @@ export class SqliteEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    await this.appendThread?.close();
     this.db.close();
   }
 }
 
-export const openSqliteEventStore = (file: string, options?: SqliteEventStoreOptions): SqliteEventStore => {
-  return new SqliteEventStore(openSqliteFile(file, 'FULL'), options);
+/**
+ * Opens the store on a file with a writer thread (started by the first append): the main thread's
+ * connection only reads (and imports). An in-memory database has one connection, so appends are
+ * committed on it in the caller's thread.
+ */
+export const openSqliteEventStore = (file: string, options: SqliteEventStoreOptions = {}): SqliteEventStore => {
+  const db = openSqliteFile(file, 'FULL');
+  return new SqliteEventStore(db, db.memory || file.startsWith('file::memory:') || options.appendThread ? options : { ...options, appendThread: new SqliteAppendThread(file) });
 };
