@@ -285,5 +285,5 @@ export class SqliteEventStore implements EventStore {
  */
 export const openSqliteEventStore = (file: string, options: SqliteEventStoreOptions = {}): SqliteEventStore => {
   const db = openSqliteFile(file, 'FULL');
-  return new SqliteEventStore(db, db.memory || file.startsWith('file::memory:') || options.appendThread ? options : { ...options, appendThread: new SqliteAppendThread(file) });
+  return new SqliteEventStore(db, db.memory || options.appendThread ? options : { ...options, appendThread: new SqliteAppendThread(file) });
 };
