@@ -1,4 +1,6 @@
 import type { MemoryDocs } from '../batch-docs.ts';
+import type { Doc } from '../read-store.ts';
+import { LazyDocMap } from './lazy-docs.ts';
 
 /** Documents of each collection whose JSON is measured to size a state; the rest count as their mean. */
 const SAMPLED = 16;
@@ -6,22 +8,37 @@ const SAMPLED = 16;
 const ENTRY_BYTES = 64;
 
 /**
- * Estimated bytes of a fold state, counted as its documents' JSON (sampled). States loaded from one
- * chain share most of their documents, so a sum over states overcounts: the bound errs on the side
- * of holding less.
+ * Estimated bytes of a fold state, counted as its documents' JSON (sampled); documents not parsed
+ * yet count as the texts they are sliced from (held whole while any slice is). States loaded from
+ * one chain share most of their documents, so a sum over states overcounts: the bound errs on the
+ * side of holding less.
  */
 export const stateBytes = (state: MemoryDocs): number => {
   let bytes = 0;
+  const sources = new Set<string>();
   for (const docs of state.collections.values()) {
-    if (docs.size === 0) continue;
+    let parsed: Iterable<Doc>;
+    let count: number;
+    if (docs instanceof LazyDocMap) {
+      // Not docs.values(): that would parse them all.
+      for (const s of docs.sources) sources.add(s);
+      parsed = docs.parsed();
+      count = docs.size - docs.unparsed;
+      bytes += docs.unparsed * ENTRY_BYTES;
+    } else {
+      parsed = docs.values();
+      count = docs.size;
+    }
+    if (count === 0) continue;
     let measured = 0;
     let sum = 0;
-    for (const doc of docs.values()) {
+    for (const doc of parsed) {
       sum += Buffer.byteLength(JSON.stringify(doc));
       if (++measured >= SAMPLED) break;
     }
-    bytes += docs.size * (sum / measured + ENTRY_BYTES);
+    bytes += count * (sum / measured + ENTRY_BYTES);
   }
+  for (const s of sources) bytes += s.length;
   return Math.round(bytes);
 };
 

@@ -1,7 +1,8 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import type { BatchContext, Projector } from '../projector.ts';
 import { writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
-import { chunkEntries, COMPRESSED_SHARE, encodeChunk, type Entry, type StoredChunk } from './snapshot-chunks.ts';
+import { COMPRESSED_SHARE, encodeChunk, entryLine, readChunk, type Entry, type StoredChunk } from './snapshot-chunks.ts';
+import { copyState, lazyCollection } from './lazy-docs.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
 export const SNAPSHOTS = 'rc_snapshots';
@@ -62,10 +63,13 @@ const chunkIds = (id: string, chunks: number) => Array.from({ length: chunks }, 
  */
 export type ParsedSnapshots = Map<string, MemoryDocs>;
 const KEEP_PARSED = 4;
+/** Chunks being decompressed at once while a chain is loaded: libuv's thread pool has four threads. */
+const DECOMPRESS_AHEAD = 4;
 
 /**
  * A fold's state from a snapshot (its full base and deltas), in memory, ready to replay further
- * events onto; `recent` holds what was parsed before from `reads`, and keeps this one.
+ * events onto; `recent` holds what was loaded before from `reads`, and keeps this one. Documents
+ * are parsed when first read (see LazyDocMap).
  */
 export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, meta: SnapshotMeta): Promise<MemoryDocs> => {
   const { chain } = meta;
@@ -77,35 +81,63 @@ export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, me
     state = start!;
     recent.delete(meta.id);
   } else {
-    state = start ? start.clone() : new MemoryDocs();
+    state = start ? copyState(start) : new MemoryDocs();
     await applyChain(reads, meta.id, chain.slice(from + 1), state);
   }
   recent.set(meta.id, state);
   for (const id of recent.keys()) if (recent.size > KEEP_PARSED) recent.delete(id);
-  return state.clone();
+  return copyState(state);
 };
 
+/**
+ * Applies the links of a chain onto `docs`, newest first: an entry whose document a later link
+ * already set (or removed) is skipped, so only the newest version of each is kept, unparsed.
+ */
 const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs): Promise<void> => {
   const metas = await reads.getMany<SnapshotMeta>(SNAPSHOTS, chain);
+  const stored: StoredChunk[][] = [];
   for (const id of chain) {
     const link = metas.get(id);
     if (!link) throw new Error(`Snapshot ${snapshot} is missing ${id}`);
     const ids = chunkIds(id, link.chunks);
     const chunks = await reads.getMany<StoredChunk>(SNAPSHOTS, ids);
-    const stored = ids.map((chunkId) => {
-      const chunk = chunks.get(chunkId);
-      if (!chunk) throw new Error(`Snapshot ${snapshot} is missing chunk ${chunkId}`);
-      return chunk;
-    });
-    // All decompressed at once on the thread pool, while this thread applies them in order; a
-    // failure is thrown where it is awaited (unobserved, a later one would end the process).
-    const decoded = stored.map(chunkEntries);
-    for (const entries of decoded) entries.catch(() => undefined);
-    for (const entries of decoded) {
-      for (const [collection, id, doc] of await entries) {
-        if (doc) docs.put(collection, doc);
-        else docs.delete(collection, id);
-      }
+    stored.push(
+      ids.map((chunkId) => {
+        const chunk = chunks.get(chunkId);
+        if (!chunk) throw new Error(`Snapshot ${snapshot} is missing chunk ${chunkId}`);
+        return chunk;
+      }),
+    );
+  }
+  // Decompressed on the thread pool a few chunks ahead (each holds an output buffer until done)
+  // while this thread applies them.
+  // Links newest first; a link's chunks in order (each document is in one of them), so a state
+  // loaded from one link keeps the order it was written in.
+  const order = [...stored].reverse().flat();
+  const started: Promise<Awaited<ReturnType<typeof readChunk>>>[] = [];
+  const start = (i: number) => {
+    if (i < order.length && !started[i]) {
+      started[i] = readChunk(order[i]!);
+      // A failure is thrown where it is awaited (unobserved, a later one would end the process).
+      started[i]!.catch(() => undefined);
+    }
+  };
+  const seen = new Map<string, Set<string>>();
+  for (let i = 0; i < order.length; i++) {
+    for (let ahead = i; ahead < i + DECOMPRESS_AHEAD; ahead++) start(ahead);
+    const { text, entries } = await started[i]!;
+    delete started[i];
+    for (const { collection, id, json, doc } of entries) {
+      let done = seen.get(collection);
+      if (!done) seen.set(collection, (done = new Set()));
+      if (done.has(id)) continue;
+      done.add(id);
+      const target = lazyCollection(docs, collection);
+      if (json !== undefined) {
+        if (json === '') target.delete(id);
+        else target.setRaw(id, json, text);
+      } else if (doc) target.set(id, doc);
+      else target.delete(id);
     }
   }
 };
@@ -155,13 +187,13 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
 };
 
 /**
- * Chunk documents of snapshot `id`: at most CHUNK entries each, and entries' JSON of at most a
+ * Chunk documents of snapshot `id`: at most CHUNK entries each, and entries' lines of at most a
  * share of `maxBytes` that stays within it once compressed (an entry larger than that alone makes
- * a chunk of its own). Each entry is encoded once: its JSON sizes the chunk and is what is compressed.
+ * a chunk of its own). Each entry is encoded once: its line sizes the chunk and is what is compressed.
  */
 async function* toChunks(id: string, entries: Iterable<Entry> | AsyncIterable<Entry>, maxBytes: number): AsyncGenerator<Sized> {
   // What the rest of a chunk document takes (the longest id a snapshot's chunk can have, the keys), so the whole stays within maxBytes.
-  const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, z: '' }))) * COMPRESSED_SHARE);
+  const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, f: 2, z: '' }))) * COMPRESSED_SHARE);
   let count = 0;
   let encoded: string[] = [];
   let bytes = 0;
@@ -172,9 +204,9 @@ async function* toChunks(id: string, entries: Iterable<Entry> | AsyncIterable<En
     return { op: { kind: 'put', collection: SNAPSHOTS, doc, json }, bytes: Buffer.byteLength(json) };
   };
   for await (const entry of entries) {
-    const text = JSON.stringify(entry);
+    const text = entryLine(entry);
     const size = Buffer.byteLength(text);
-    // `+ 1`: the comma before it.
+    // `+ 1`: the newline before it.
     if (encoded.length > 0 && (encoded.length >= CHUNK || bytes + 1 + size > budget)) yield await flush();
     bytes += (encoded.length > 0 ? 1 : 0) + size;
     encoded.push(text);

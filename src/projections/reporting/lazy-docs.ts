@@ -1,0 +1,121 @@
+import { MemoryDocs } from '../batch-docs.ts';
+import type { Doc } from '../read-store.ts';
+
+/**
+ * One collection of a fold state loaded from a snapshot: documents kept as their JSON text until
+ * first read, then parsed once. An answer "as at" an instant reads the rows and the objects they
+ * mention, a fraction of the state it loads; parsing everything was most of what loading cost.
+ * Iterating parses whatever is left. `sources` are the texts the unparsed JSON is sliced from:
+ * they stay in memory as long as this map does, so they are what it weighs.
+ */
+export class LazyDocMap extends Map<string, Doc> {
+  private readonly raw = new Map<string, string>();
+  readonly sources = new Set<string>();
+
+  /** A document as JSON text, `source` the text it is a slice of. */
+  setRaw(id: string, json: string, source?: string): void {
+    super.delete(id);
+    this.raw.set(id, json);
+    if (source !== undefined) this.sources.add(source);
+  }
+
+  /** Documents not parsed yet. */
+  get unparsed(): number {
+    return this.raw.size;
+  }
+
+  override get(id: string): Doc | undefined {
+    const doc = super.get(id);
+    if (doc !== undefined) return doc;
+    const json = this.raw.get(id);
+    if (json === undefined) return undefined;
+    const parsed = JSON.parse(json) as Doc;
+    this.raw.delete(id);
+    super.set(id, parsed);
+    if (this.raw.size === 0) this.sources.clear();
+    return parsed;
+  }
+
+  override has(id: string): boolean {
+    return super.has(id) || this.raw.has(id);
+  }
+
+  override set(id: string, doc: Doc): this {
+    this.raw?.delete(id);
+    return super.set(id, doc);
+  }
+
+  override delete(id: string): boolean {
+    const had = this.raw.delete(id);
+    return super.delete(id) || had;
+  }
+
+  override clear(): void {
+    this.raw.clear();
+    this.sources.clear();
+    super.clear();
+  }
+
+  override get size(): number {
+    return super.size + this.raw.size;
+  }
+
+  /** The documents parsed so far (parses nothing). */
+  parsed(): MapIterator<Doc> {
+    return super.values();
+  }
+
+  private parseAll(): void {
+    for (const id of [...this.raw.keys()]) this.get(id);
+  }
+
+  override keys(): MapIterator<string> {
+    this.parseAll();
+    return super.keys();
+  }
+
+  override values(): MapIterator<Doc> {
+    this.parseAll();
+    return super.values();
+  }
+
+  override entries(): MapIterator<[string, Doc]> {
+    this.parseAll();
+    return super.entries();
+  }
+
+  override [Symbol.iterator](): MapIterator<[string, Doc]> {
+    return this.entries();
+  }
+
+  override forEach(callback: (value: Doc, key: string, map: Map<string, Doc>) => void, thisArg?: unknown): void {
+    this.parseAll();
+    super.forEach(callback, thisArg);
+  }
+
+  /** A copy sharing the documents (parsed or not): replays never change a document in place. */
+  copy(): LazyDocMap {
+    const out = new LazyDocMap();
+    for (const [id, doc] of super.entries()) out.set(id, doc);
+    for (const [id, json] of this.raw) out.raw.set(id, json);
+    for (const s of this.sources) out.sources.add(s);
+    return out;
+  }
+}
+
+/** The collection `name` of `state` as a LazyDocMap (one is put in its place if it holds another kind of map). */
+export const lazyCollection = (state: MemoryDocs, name: string): LazyDocMap => {
+  const found = state.collections.get(name);
+  if (found instanceof LazyDocMap) return found;
+  const lazy = new LazyDocMap();
+  if (found) for (const [id, doc] of found) lazy.set(id, doc);
+  state.collections.set(name, lazy);
+  return lazy;
+};
+
+/** A copy of a state to replay further events onto, keeping what is not parsed unparsed. */
+export const copyState = (state: MemoryDocs): MemoryDocs => {
+  const out = new MemoryDocs();
+  for (const [name, docs] of state.collections) out.collections.set(name, docs instanceof LazyDocMap ? docs.copy() : new Map(docs));
+  return out;
+};

@@ -1,0 +1,106 @@
+/**
+ * Loading a snapshot for an `at` answer parses documents only when they are read: an answer reads
+ * the rows and the objects they mention, not the whole fold state, and a chain's older versions of
+ * a document (overridden by a later delta) are never parsed at all. The state reads the same.
+ */
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import type { RecordedEvent } from '../../../src/events/event-store.ts';
+import type { Projector } from '../../../src/projections/projector.ts';
+import type { Doc, WriteOp } from '../../../src/projections/read-store.ts';
+import { latestSnapshot, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { ParsedSnapshotCache } from '../../../src/projections/reporting/parsed-snapshots.ts';
+import { seededRandom } from '../../../bench/support.ts';
+import { tempDir } from '../../support/tmp.ts';
+
+const test = suite<{ dir: string; remove(): void; stores: SqliteReadStore[] }>('snapshot lazy load', {} as never);
+test.before.each((ctx) => {
+  const tmp = tempDir('svc-snapshot-lazy');
+  ctx.dir = tmp.dir;
+  ctx.remove = tmp.remove;
+  ctx.stores = [];
+});
+test.after.each(async (ctx) => {
+  for (const store of ctx.stores) await store.close();
+  ctx.remove();
+});
+
+const open = async (ctx: { dir: string; stores: SqliteReadStore[] }) => {
+  const store = openSqliteReadStore(join(ctx.dir, 'read.db'));
+  ctx.stores.push(store);
+  await store.ensureCollection(snapshotSpec);
+  return store;
+};
+
+const fold: Projector = { name: 'lazy', collections: [{ name: 'objects' }, { name: 'rows' }], apply: () => undefined };
+const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)) }) as RecordedEvent;
+
+/** Counts JSON.parse calls whose text holds a test document (they carry MARK); chunk documents hold them compressed. */
+const MARK = 'lazy-doc-marker';
+const countingParses = async <T>(body: (count: () => number) => Promise<T>): Promise<T> => {
+  const parse = JSON.parse;
+  let n = 0;
+  JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+    if (typeof text === 'string' && text.includes(MARK)) n++;
+    return parse(text, reviver);
+  }) as typeof JSON.parse;
+  try {
+    return await body(() => n);
+  } finally {
+    JSON.parse = parse;
+  }
+};
+
+const doc = (collection: string, i: number, version: number): Doc => ({ id: `${collection[0]}${i}`, mark: MARK, version, tags: [collection, `t${i % 7}`], note: `naïve "q" \\ ${i}\t\n` });
+
+test('documents are parsed when read, overridden versions never; the state reads as folded', async (ctx) => {
+  const reads = await open(ctx);
+  const random = seededRandom(5);
+  const snapshots = withSnapshots(fold, 1);
+  // The fold's state as it stands after each batch, kept in plain maps.
+  const state = new Map<string, Map<string, Doc>>(fold.collections.map((c) => [c.name, new Map()]));
+  let position = 0;
+  const batch = async (changes: WriteOp[]) => {
+    for (const op of changes) {
+      if (op.kind === 'put') state.get(op.collection)!.set(op.doc.id, op.doc);
+      else if (op.kind === 'delete') state.get(op.collection)!.delete(op.id);
+    }
+    position += 10;
+    await snapshots.afterBatch!({ reads, last: event(position), changes, state: async (c: string) => [...state.get(c)!.values()] });
+  };
+  await batch(Array.from({ length: 400 }, (_, i) => ({ kind: 'put', collection: i % 2 ? 'rows' : 'objects', doc: doc(i % 2 ? 'rows' : 'objects', i, 0) }) as WriteOp));
+  // Deltas: documents changed again and again, some deleted, a few created.
+  for (let v = 1; v <= 6; v++) {
+    const changes: WriteOp[] = [];
+    for (let k = 0; k < 40; k++) {
+      const i = Math.floor(random() * 420);
+      const collection = i % 2 ? 'rows' : 'objects';
+      if (random() < 0.15) changes.push({ kind: 'delete', collection, id: `${collection[0]}${i}` });
+      else changes.push({ kind: 'put', collection, doc: doc(collection, i, v) });
+    }
+    await batch(changes);
+  }
+  const meta = (await latestSnapshot(reads, 'lazy'))!;
+  assert.ok(meta.chain.length > 3, `a chain of ${meta.chain.length}`);
+
+  await countingParses(async (parsed) => {
+    // Kept for later answers too (weighing what is kept parses nothing either).
+    const loaded = await loadSnapshot(reads, new ParsedSnapshotCache(64 * 2 ** 20), meta);
+    assert.is(parsed(), 0, 'nothing parsed by loading');
+    const some = [...state.get('objects')!.values()].slice(0, 5);
+    for (const d of some) assert.equal(await loaded.get('objects', d.id), d);
+    assert.is(await loaded.get('objects', 'o999'), null);
+    assert.is(parsed(), 5, 'one parse per document read');
+    // Everything, compared with the state folded in memory.
+    for (const [collection, docs] of state) {
+      const got = loaded.collections.get(collection)!;
+      assert.is(got.size, docs.size, collection);
+      assert.equal(new Map([...got].sort(([a], [b]) => a.localeCompare(b))), new Map([...docs].sort(([a], [b]) => a.localeCompare(b))), collection);
+    }
+    assert.is(parsed(), [...state.values()].reduce((n, m) => n + m.size, 0), 'each document parsed once, older versions never');
+  });
+});
+
+test.run();
