@@ -13,6 +13,14 @@ import type { Doc } from '../read-store.ts';
  * run on libuv's thread pool, off the event loop.
  */
 
+/**
+ * Brotli's quality. Measured on all 425 chunks of a 300k-event history (245 MB of lines): quality
+ * 1 stored them in 49.5 MB (as base64), 4 in 43.6 MB, 5 in 39.3 MB, for about 2.9 times quality
+ * 1's compression CPU (5.2 s instead of 1.8 s, on the thread pool, for the whole history); output
+ * of quality 5 also decompresses faster. Higher qualities gain little more at much more CPU.
+ */
+const QUALITY = 5;
+
 export type Entry = readonly [collection: string, id: string, doc: Doc | null];
 
 /**
@@ -41,7 +49,7 @@ export const encodeChunk = async (id: string, lines: readonly string[]): Promise
   const text = lines.join('\n');
   const z = (
     await compress(text, {
-      params: { [constants.BROTLI_PARAM_QUALITY]: 1, [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(text) },
+      params: { [constants.BROTLI_PARAM_QUALITY]: QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(text) },
     })
   ).toString('base64');
   const doc: StoredChunk = { id, f: 2, z };

@@ -67,6 +67,17 @@ test('a snapshot is stored in at most a quarter of its entries’ JSON, and load
   assert.equal([...state.collections.get('objects')!.values()], docs);
 });
 
+test('chunks are compressed at a quality that stores such documents in at most a sixteenth of their JSON', async (ctx) => {
+  const reads = await open(ctx);
+  const docs = people(5000);
+  await withSnapshots(fold, 1).afterBatch!({ reads, last: event(10), changes: [], state: async () => docs });
+  const entriesJson = docs.reduce((n, doc) => n + Buffer.byteLength(JSON.stringify(['objects', doc.id, doc])), 0);
+  const db = new Database(join(ctx.dir, 'read.db'), { readonly: true });
+  const { stored } = db.prepare(`SELECT sum(length(CAST(doc AS BLOB))) AS stored FROM "${SNAPSHOTS}"`).get() as { stored: number };
+  db.close();
+  assert.ok(stored * 16 <= entriesJson, `${stored} bytes stored for ${entriesJson} bytes of entries`);
+});
+
 test('chunks stored before compression (plain entries) still load, a full snapshot and a delta on it', async (ctx) => {
   const reads = await open(ctx);
   const docs = people(30);
