@@ -14,6 +14,7 @@ import { DownloadSigner, resolveDownloadSecret } from '../blobs/signed-urls.ts';
 import { PdfReadLimiter } from '../blobs/pdf-read-limiter.ts';
 import { runnerStatus } from '../queries/reporting-api.ts';
 import { AnswerCache } from '../queries/answer-cache.ts';
+import { LiveInfos } from '../queries/live-infos.ts';
 import { ReplayLimiter } from '../queries/replay-limit.ts';
 import { countedCaches, createCaches } from './caches.ts';
 import { ServiceMetrics } from './metrics.ts';
@@ -97,6 +98,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       versionOf: (projection) => runner.version(projection),
       answers: new AnswerCache(config.reporting.cacheBytes),
       replays: new ReplayLimiter(config.reporting.atConcurrency, config.reporting.atQueue),
+      liveInfos: new LiveInfos(engines.reads, engines.events, config.reporting.objectsCacheBytes),
     },
   });
   const http = await startHttpServer(app.callback(), config, logger);

@@ -5,15 +5,17 @@ import type { Doc, ReadStore } from '../projections/read-store.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
 import { MemoryDocs } from '../projections/batch-docs.ts';
 import type { Schema } from '../domain/schema.ts';
-import { REF_FACT, type CollectionDef, type FactDef } from '../domain/reporting/collection.ts';
+import { REF_FACT, type CollectionDef } from '../domain/reporting/collection.ts';
 import { DomainError } from '../domain/errors.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
 import type { RowDoc } from '../projections/read-models.ts';
 import type { AnswerCache } from './answer-cache.ts';
 import type { ReplayLimiter } from './replay-limit.ts';
+import type { InfoSummary, LiveInfos } from './live-infos.ts';
+import { collectionMembers } from './collection-members.ts';
 import type { ObjectInfo } from '../projections/reporting/object-info.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
-import { canRead, type ReadAccess } from '../domain/users/users.ts';
+import type { ReadAccess } from '../domain/users/users.ts';
 
 export interface ReportingDeps {
   readonly reads: ReadStore;
@@ -33,6 +35,8 @@ export interface ReportingDeps {
   readonly answers?: AnswerCache;
   /** Bounds the replays for `at` answers running and waiting at once. */
   readonly replays?: ReplayLimiter;
+  /** Descriptions of the objects live answers name, kept between versions; without it each answer reads them all. */
+  readonly liveInfos?: LiveInfos;
 }
 
 export class UnknownCollectionError extends Error {
@@ -108,7 +112,7 @@ export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: 
 
 interface RowSource {
   rows(pause: Pause): Promise<RowDoc[]>;
-  infos(refs: readonly string[], pause: Pause): Promise<Map<string, ObjectInfo>>;
+  infos(refs: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>>;
 }
 
 /** Documents of `collection` by id, a page per read. */
@@ -135,7 +139,7 @@ const liveSource = (deps: ReportingDeps, name: string): RowSource => {
         if (page.length < PAGE) return all;
       }
     },
-    infos: (refs, pause) => getManyPaged<ObjectInfo>(deps.reads, names.objects, refs, pause),
+    infos: (refs, pause) => (deps.liveInfos ? deps.liveInfos.summaries(name, refs, pause) : getManyPaged<ObjectInfo>(deps.reads, names.objects, refs, pause)),
   };
 };
 
@@ -147,19 +151,6 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
     rows: async () => [...(rows.values() as Iterable<RowDoc>)].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
     infos: async (refs) => new Map(refs.flatMap((r) => (objects.has(r) ? [[r, objects.get(r)!] as const] : []))),
   };
-};
-
-/** Whether any fact source follows a link: its value is read from another object. */
-const readsThroughLinks = (f: FactDef): boolean => 'attribute' in f.source && f.source.linked !== undefined;
-
-/** JSON of `items` joined by commas, serialised a slice at a time. */
-const joinedJson = async <T>(items: readonly T[], one: (item: T) => string, pause: Pause): Promise<string> => {
-  const parts: string[] = [];
-  for (let i = 0; i < items.length; i += PAGE) {
-    parts.push(items.slice(i, i + PAGE).map(one).join(','));
-    await pause();
-  }
-  return parts.join(',');
 };
 
 /**
@@ -192,58 +183,8 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
   const ids = [...mentioned];
   const infos = await source.infos(ids, pause);
   const current = access.all ? undefined : live ? infos : await getManyPaged<ObjectInfo>(deps.reads, collectionNames(c.name).objects, ids, pause);
-  const readable = (ref: string) => access.all || (current!.has(ref) && canRead(access, current!.get(ref)!.labels));
-
-  const refs = new Set<string>();
-  const labelRefs = new Set<string>();
-  const rows: unknown[][] = [];
-  for (let i = 0; i < all.length; i += PAGE) {
-    for (const row of all.slice(i, i + PAGE)) {
-      if (!readable(row.id)) continue;
-      const hiddenLinks = row.linkedTo.some((t) => !readable(t));
-      rows.push(
-        row.values.map((v, i) => {
-          if (i === 0) return v;
-          const f = c.facts[i - 1]!;
-          if (hiddenLinks && readsThroughLinks(f)) return null;
-          if (f.type === 'ref' && typeof v === 'string') return readable(v) ? (refs.add(v), v) : null;
-          if (f.type === 'refList' && Array.isArray(v)) return v.map(String).filter((r) => readable(r) && refs.add(r));
-          if (f.type === 'labelList' && Array.isArray(v)) for (const r of v) labelRefs.add(String(r));
-          return v;
-        }),
-      );
-    }
-    await pause();
-  }
-  const objects: Record<string, { title: string; parent?: string; behaviour?: string }> = {};
-  for (const ref of [...refs].sort()) {
-    const info = infos.get(ref);
-    if (!info) continue;
-    const parent = info.parent && readable(info.parent) ? info.parent : undefined;
-    objects[ref] = { title: info.title, ...(parent ? { parent } : {}), ...(info.behaviour ? { behaviour: info.behaviour } : {}) };
-  }
-  // A ref whose object the fold does not know (no title to give) is null too, never dangling.
-  const known = (v: unknown) => (typeof v === 'string' && !(v in objects) ? null : v);
-  const shown = (values: unknown[]) => {
-    const out = values.map((v, i) => {
-      if (i === 0) return v;
-      const f = c.facts[i - 1]!;
-      if (f.type === 'ref') return known(v);
-      if (f.type === 'refList' && Array.isArray(v)) return v.filter((r) => r in objects);
-      return v;
-    });
-    // Haplo's second column: the title of the row's object.
-    out.splice(1, 0, infos.get(values[0] as string)?.title ?? null);
-    return JSON.stringify(out);
-  };
-  for (const ref of [...labelRefs].sort()) {
-    const label = deps.schema.byRef(ref);
-    if (label) objects[ref] = { title: label.name };
-  }
-  const columns = JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)]);
-  const rowsJson = await joinedJson(rows, shown, pause);
-  const objectsJson = await joinedJson(Object.entries(objects), ([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`, pause);
-  return Buffer.from(`"columns":${columns},"rows":[${rowsJson}],"objects":{${objectsJson}}`);
+  const members = await collectionMembers({ collection: c, schema: deps.schema, rows: all, infos, current: current ?? infos, access, pause, ...(live && deps.liveInfos ? { entries: deps.liveInfos.entries } : {}) });
+  return members;
 };
 
 /**

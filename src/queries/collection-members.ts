@@ -1,0 +1,133 @@
+import type { CollectionDef, FactDef } from '../domain/reporting/collection.ts';
+import type { Schema } from '../domain/schema.ts';
+import { canRead, type ReadAccess } from '../domain/users/users.ts';
+import type { RowDoc } from '../projections/read-models.ts';
+import type { InfoSummary } from './live-infos.ts';
+
+type Pause = () => Promise<void>;
+
+/** `"<ref>":{…}` of an object in the `objects` dictionary, kept per summary object (summaries are replaced, never changed). */
+export type ObjectEntryMemo = WeakMap<InfoSummary, { readonly ref: string; readonly parentShown: boolean; readonly json: string }>;
+
+/** Rows handled between two pauses. */
+const SLICE_ROWS = 500;
+
+const PLAIN = 0;
+const REF = 1;
+const REF_LIST = 2;
+const LABEL_LIST = 3;
+const kindOf = (f: FactDef | undefined) => (f === undefined ? PLAIN : f.type === 'ref' ? REF : f.type === 'refList' ? REF_LIST : f.type === 'labelList' ? LABEL_LIST : PLAIN);
+
+/** Whether a fact's value is read from another object through links. */
+const readsThroughLinks = (f: FactDef | undefined): boolean => f !== undefined && 'attribute' in f.source && f.source.linked !== undefined;
+
+const json = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(v));
+
+const entryJson = (ref: string, info: InfoSummary, parentShown: boolean): string =>
+  `${JSON.stringify(ref)}:${JSON.stringify({ title: info.title, ...(parentShown ? { parent: info.parent } : {}), ...(info.behaviour ? { behaviour: info.behaviour } : {}) })}`;
+
+export interface MembersInput {
+  readonly collection: CollectionDef;
+  readonly schema: Schema;
+  /** The rows, in id order. */
+  readonly rows: readonly RowDoc[];
+  /** Descriptions (titles, parents) of the objects the rows name. */
+  readonly infos: ReadonlyMap<string, InfoSummary>;
+  /** Labels now of the objects the rows name: who may read them. */
+  readonly current: ReadonlyMap<string, Pick<InfoSummary, 'labels'>>;
+  readonly access: ReadAccess;
+  readonly pause: Pause;
+  readonly entries?: ObjectEntryMemo;
+}
+
+/**
+ * The JSON members `"columns":…,"rows":…,"objects":…` of a collection-data answer: the rows the
+ * principal may read, with the `objects` dictionary of every ref used as a fact value.
+ *
+ * A ref value whose object the principal may not read (or that the fold does not know: no title to
+ * give) is null, so every ref left in `rows` is a key of `objects`; a fact read through links from
+ * an object the principal may not read is null too. Written straight as JSON text, a slice of rows
+ * at a time, with who may read each object decided once per answer.
+ */
+export const collectionMembers = async ({ collection: c, schema, rows: all, infos, current, access, pause, entries }: MembersInput): Promise<Buffer> => {
+  const readableMemo = new Map<string, boolean>();
+  const readable = (ref: string): boolean => {
+    if (access.all) return true;
+    let r = readableMemo.get(ref);
+    if (r === undefined) {
+      const info = current.get(ref);
+      r = info !== undefined && canRead(access, info.labels);
+      readableMemo.set(ref, r);
+    }
+    return r;
+  };
+  const kinds = c.facts.map(kindOf);
+  const throughLinks = c.facts.map(readsThroughLinks);
+
+  // Which rows are shown, and which objects their values name.
+  const shown: RowDoc[] = [];
+  const hidden: boolean[] = [];
+  const refs = new Set<string>();
+  const labelRefs = new Set<string>();
+  for (let i = 0; i < all.length; i++) {
+    const row = all[i]!;
+    if (readable(row.id)) {
+      const hiddenLinks = row.linkedTo.some((t) => !readable(t));
+      shown.push(row);
+      hidden.push(hiddenLinks);
+      const values = row.values;
+      for (let k = 1; k < values.length; k++) {
+        const v = values[k];
+        if (hiddenLinks && throughLinks[k - 1]) continue;
+        const kind = kinds[k - 1];
+        if (kind === REF && typeof v === 'string') {
+          if (readable(v)) refs.add(v);
+        } else if (kind === REF_LIST && Array.isArray(v)) {
+          for (const r of v) if (readable(String(r))) refs.add(String(r));
+        } else if (kind === LABEL_LIST && Array.isArray(v)) for (const r of v) labelRefs.add(String(r));
+      }
+    }
+    if (i % SLICE_ROWS === SLICE_ROWS - 1) await pause();
+  }
+
+  const objects = new Map<string, string>();
+  let n = 0;
+  for (const ref of [...refs].sort()) {
+    const info = infos.get(ref);
+    if (!info) continue;
+    const parentShown = !!info.parent && readable(info.parent);
+    const kept = entries?.get(info);
+    if (kept && kept.ref === ref && kept.parentShown === parentShown) objects.set(ref, kept.json);
+    else {
+      const text = entryJson(ref, info, parentShown);
+      entries?.set(info, { ref, parentShown, json: text });
+      objects.set(ref, text);
+    }
+    if (++n % (4 * SLICE_ROWS) === 0) await pause();
+  }
+  for (const ref of [...labelRefs].sort()) {
+    const label = schema.byRef(ref);
+    if (label) objects.set(ref, `${JSON.stringify(ref)}:${JSON.stringify({ title: label.name })}`);
+  }
+  const known = (v: string) => readable(v) && objects.has(v);
+
+  const parts: string[] = [];
+  for (let i = 0; i < shown.length; i++) {
+    const values = shown[i]!.values;
+    const hiddenLinks = hidden[i]!;
+    // Haplo's second column: the title of the row's object.
+    let text = `[${json(values[0])},${json(infos.get(values[0] as string)?.title ?? null)}`;
+    for (let k = 1; k < values.length; k++) {
+      const v = values[k];
+      const kind = kinds[k - 1];
+      if (hiddenLinks && throughLinks[k - 1]) text += ',null';
+      else if (kind === REF && typeof v === 'string') text += known(v) ? `,${JSON.stringify(v)}` : ',null';
+      else if (kind === REF_LIST && Array.isArray(v)) text += `,${JSON.stringify(v.map(String).filter(known))}`;
+      else text += `,${json(v)}`;
+    }
+    parts.push(`${text}]`);
+    if (i % SLICE_ROWS === SLICE_ROWS - 1) await pause();
+  }
+  const columns = JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)]);
+  return Buffer.from(`"columns":${columns},"rows":[${parts.join(',')}],"objects":{${[...objects.values()].join(',')}}`);
+};

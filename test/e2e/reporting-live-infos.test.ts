@@ -1,0 +1,102 @@
+/**
+ * Live collection-data answers keep the descriptions (title, labels) of the objects their rows name
+ * between versions of the projection: after a write only the objects its events are about are read
+ * again, and what a caller may read follows every change at once.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { startTestService, type TestService } from '../support/service.ts';
+import { collectionNames } from '../../src/projections/reporting/collection-fold.ts';
+
+interface Ctx {
+  svc: TestService;
+  common: Record<string, string>;
+  /** Ids of the collection's object descriptions read from the store since the last reset. */
+  infoReads: string[];
+}
+
+const test = suite<Ctx>('Reporting API: object descriptions kept between versions', {} as Ctx);
+const DATA = '/api/reporting/v0/collection-data/phd_projects';
+const TITLE = 'dc:attribute:title';
+
+const json = (svc: TestService, path: string, body: unknown, method = 'POST') =>
+  svc.request(path, { method, body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+const created = async (svc: TestService, body: unknown) => {
+  const res = await json(svc, '/api/admin/objects', body);
+  assert.is(res.status, 201, await res.clone().text());
+  return ((await res.json()) as { ref: string }).ref;
+};
+const patch = async (svc: TestService, ref: string, body: unknown) => {
+  const res = await json(svc, `/api/admin/objects/${ref}`, body, 'PATCH');
+  assert.is(res.status, 200, await res.clone().text());
+};
+type Answer = { columns: string[]; rows: unknown[][]; objects: Record<string, { title: string }> };
+const answer = async (ctx: Ctx): Promise<Answer> => {
+  const res = await ctx.svc.request(DATA, { admin: false, headers: ctx.common });
+  assert.is(res.status, 200);
+  return (await res.json()) as Answer;
+};
+const researcherOf = (a: Answer, project: string) => a.rows.find((r) => r[0] === project)?.[a.columns.indexOf('researcher')];
+
+test.before(async (ctx) => {
+  ctx.svc = await startTestService();
+  await json(ctx.svc, '/api/admin/groups', { code: 'svc:group:reporting', title: 'Reporting', readLabels: ['svc:label:common'] });
+  await json(ctx.svc, '/api/admin/users', { username: 'reporter', name: { first: 'Re', last: 'Porter' }, groups: ['svc:group:reporting'] });
+  const key = (await (await json(ctx.svc, '/api/admin/users/reporter/api-keys', { path: '/api/reporting/v0/' })).json()) as { key: string };
+  ctx.common = { Authorization: `Basic ${Buffer.from(`svc:${key.key}`).toString('base64')}` };
+  ctx.infoReads = [];
+  const reads = ctx.svc.engines.reads;
+  const getMany = reads.getMany.bind(reads);
+  const objects = collectionNames('phd_projects').objects;
+  reads.getMany = (async (collection: string, ids: readonly string[]) => {
+    if (collection === objects) ctx.infoReads.push(...ids);
+    return getMany(collection, ids);
+  }) as typeof reads.getMany;
+});
+test.after(async (ctx) => {
+  await ctx.svc?.stop();
+});
+
+test('after a write only the objects it is about are read again; titles, labels and new rows show at once', async (ctx) => {
+  const people: string[] = [];
+  const projects: string[] = [];
+  for (let i = 0; i < 12; i++) {
+    const person = await created(ctx.svc, { type: 'svc:type:person', attributes: { [TITLE]: `Person ${i}` } });
+    people.push(person);
+    projects.push(await created(ctx.svc, { type: 'phd:type:project', attributes: { [TITLE]: `Project ${i}`, 'phd:attribute:researcher': { type: 'link', ref: person } } }));
+  }
+  const first = await answer(ctx);
+  assert.is(first.rows.length, 12);
+  assert.is(first.objects[people[3]!]?.title, 'Person 3');
+  assert.ok(ctx.infoReads.length >= 24, `${ctx.infoReads.length} descriptions read for the first answer`);
+
+  ctx.infoReads = [];
+  await patch(ctx.svc, people[3]!, { attributes: { [TITLE]: 'Person 3, renamed' } });
+  const renamed = await answer(ctx);
+  assert.is(renamed.objects[people[3]!]?.title, 'Person 3, renamed');
+  // Before: all 24 read again for every answer after a write.
+  assert.equal(ctx.infoReads, [people[3]], `read again: ${ctx.infoReads.length}`);
+
+  // Relabelled out of the reader's reach: its ref is null and it leaves the dictionary.
+  await patch(ctx.svc, people[5]!, { labels: { add: ['svc:label:confidential'], remove: ['svc:label:common'] } });
+  const hidden = await answer(ctx);
+  assert.is(researcherOf(hidden, projects[5]!), null);
+  assert.not.ok(people[5]! in hidden.objects);
+  assert.not.ok(JSON.stringify(hidden).includes('Person 5'));
+  const secretProject = projects[7]!;
+  await patch(ctx.svc, secretProject, { labels: { add: ['svc:label:confidential'], remove: ['svc:label:common'] } });
+  assert.not.ok((await answer(ctx)).rows.some((r) => r[0] === secretProject));
+
+  // Back within reach, and a new row naming an object never seen before.
+  await patch(ctx.svc, people[5]!, { labels: { add: ['svc:label:common'], remove: ['svc:label:confidential'] } });
+  const person = await created(ctx.svc, { type: 'svc:type:person', attributes: { [TITLE]: 'Newcomer' } });
+  const project = await created(ctx.svc, { type: 'phd:type:project', attributes: { [TITLE]: 'New project', 'phd:attribute:researcher': { type: 'link', ref: person } } });
+  const last = await answer(ctx);
+  assert.is(researcherOf(last, projects[5]!), people[5]);
+  assert.is(last.objects[people[5]!]?.title, 'Person 5');
+  assert.is(researcherOf(last, project), person);
+  assert.is(last.objects[person]?.title, 'Newcomer');
+  assert.is(last.rows.length, 12);
+});
+
+test.run();
