@@ -1,14 +1,31 @@
 import type { DocAccess } from './projector.ts';
 import { writeOpBytes, type Doc, type ReadStore, type WriteOp } from './read-store.ts';
 
-const key = (collection: string, id: string) => `${collection}\u0000${id}`;
-
 interface Entry {
-  readonly collection: string;
   readonly id: string;
-  readonly doc: Doc | null;
+  readonly of: Collection;
+  doc: Doc | null;
   /** Estimated bytes of the document's JSON (see BatchDocs.cachedBytes). */
-  readonly bytes: number;
+  bytes: number;
+  /** When it was last written (or read from the store): eviction drops the lowest first. */
+  seq: number;
+  /** Written since the last commit (listed in `unwritten`). */
+  unwritten: boolean;
+  /** Written since the last takeChanges (listed in `recent`). */
+  changed: boolean;
+  /** Bytes counted for it in the unwritten bytes (only when measured). */
+  pendingBytes: number;
+}
+
+/** One collection's cached documents, in the order they were last written (Map order: re-set on each write). */
+interface Collection {
+  readonly name: string;
+  readonly physical: string;
+  readonly docs: Map<string, Entry>;
+  /** Documents measured, seen, and their mean JSON bytes. */
+  measured: number;
+  seen: number;
+  mean: number;
 }
 
 /**
@@ -26,17 +43,23 @@ const SAMPLE_EVERY = 64;
  * per batch; a rebuild keeps one across many batches, so each document is written once per
  * commit however often it changed, and when it starts from nothing (`complete`) it never reads
  * the store at all.
+ *
+ * Every event of a rebuild passes through here several times, so the bookkeeping is kept to
+ * plain field updates: one map per collection keyed by the document's own id (a joined key would
+ * be a new string to hash on every access), one mutable entry per document, and the writes since
+ * the last commit and since the last takeChanges listed once each, flagged on the entry.
  */
 export class BatchDocs implements DocAccess {
-  private readonly cache = new Map<string, Entry>();
-  private unwritten = new Map<string, Entry>();
-  private recent = new Map<string, Entry>();
+  private readonly collections = new Map<string, Collection>();
+  private unwritten: Entry[] = [];
+  private recent: Entry[] = [];
+  /** An entry dropped while listed in `recent`: its document may be listed twice there. */
+  private droppedChanged = false;
   /** Bytes of the unwritten puts (as writeOpBytes counts them), kept only when `measure` is set. */
   private unwrittenBytes = 0;
-  private readonly sizes = new Map<string, number>();
   private cached = 0;
-  /** Per collection: documents measured, and their mean JSON bytes. */
-  private readonly means = new Map<string, { measured: number; seen: number; mean: number }>();
+  private count = 0;
+  private seq = 0;
   private whole: boolean;
 
   constructor(
@@ -56,67 +79,94 @@ export class BatchDocs implements DocAccess {
     return this.whole;
   }
 
+  private of(collection: string): Collection {
+    let c = this.collections.get(collection);
+    if (!c) this.collections.set(collection, (c = { name: collection, physical: this.physical(collection), docs: new Map(), measured: 0, seen: 0, mean: 0 }));
+    return c;
+  }
+
+  /**
+   * The document when this cache can answer without the store (null: there is none), undefined
+   * when only the store can: folds use it to skip a promise per read on the common path.
+   */
+  peek<T extends Doc = Doc>(collection: string, id: string): T | null | undefined {
+    const hit = this.collections.get(collection)?.docs.get(id);
+    if (hit) return hit.doc as T | null;
+    return this.whole ? null : undefined;
+  }
+
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
-    const k = key(collection, id);
-    const hit = this.cache.get(k);
+    const c = this.of(collection);
+    const hit = c.docs.get(id);
     if (hit) return hit.doc as T | null;
     if (this.whole) return null;
-    const doc = await this.store.get<T>(this.physical(collection), id);
+    const doc = await this.store.get<T>(c.physical, id);
     // Another get of the same document may have come first while this one waited.
-    if (!this.cache.has(k)) this.remember(k, { collection, id, doc, bytes: this.estimate(collection, doc) });
-    return (this.cache.get(k)!.doc as T | null) ?? null;
+    const first = c.docs.get(id);
+    if (first) return first.doc as T | null;
+    this.remember(c, id, doc, this.estimate(c, doc));
+    return doc;
   }
 
   put(collection: string, doc: Doc): void {
-    this.set(collection, doc.id, doc);
+    this.set(this.of(collection), doc.id, doc);
   }
 
   delete(collection: string, id: string): void {
-    this.set(collection, id, null);
+    this.set(this.of(collection), id, null);
   }
 
   /**
    * JSON bytes of a document, measured for one in SAMPLE_EVERY (and the first few) of each
    * collection: measuring every write would cost a second JSON encoding of everything folded.
    */
-  private estimate(collection: string, doc: Doc | null, exact?: number): number {
+  private estimate(c: Collection, doc: Doc | null, exact?: number): number {
     if (doc === null) return NULL_BYTES;
-    let m = this.means.get(collection);
-    if (!m) this.means.set(collection, (m = { measured: 0, seen: 0, mean: 0 }));
-    m.seen++;
-    if (exact === undefined && m.measured >= 8 && m.seen % SAMPLE_EVERY !== 0) return m.mean;
+    c.seen++;
+    if (exact === undefined && c.measured >= 8 && c.seen % SAMPLE_EVERY !== 0) return c.mean;
     const bytes = exact ?? Buffer.byteLength(JSON.stringify(doc));
-    m.measured++;
-    m.mean += (bytes - m.mean) / Math.min(m.measured, 1024);
+    c.measured++;
+    c.mean += (bytes - c.mean) / Math.min(c.measured, 1024);
     return bytes;
   }
 
-  /** Written entries go to the end of the cache, so eviction drops the documents least recently written. */
-  private remember(k: string, entry: Entry): void {
-    const old = this.cache.get(k);
-    if (old) {
-      this.cached -= old.bytes;
-      this.cache.delete(k);
+  /** Written entries go to the end of their collection, so eviction drops the documents least recently written. */
+  private remember(c: Collection, id: string, doc: Doc | null, bytes: number): Entry {
+    let entry = c.docs.get(id);
+    if (entry) {
+      this.cached -= entry.bytes;
+      c.docs.delete(id);
+      entry.doc = doc;
+      entry.bytes = bytes;
+      entry.seq = this.seq++;
+    } else {
+      entry = { id, of: c, doc, bytes, seq: this.seq++, unwritten: false, changed: false, pendingBytes: 0 };
+      this.count++;
     }
-    this.cache.set(k, entry);
-    this.cached += entry.bytes;
+    c.docs.set(id, entry);
+    this.cached += bytes;
+    return entry;
   }
 
-  private set(collection: string, id: string, doc: Doc | null): void {
-    const k = key(collection, id);
-    const exact = this.measure && doc !== null ? writeOpBytes({ kind: 'put', collection, doc }) : undefined;
-    const entry: Entry = { collection, id, doc, bytes: this.estimate(collection, doc, exact) };
-    this.remember(k, entry);
-    this.unwritten.set(k, entry);
-    this.recent.set(k, entry);
+  private set(c: Collection, id: string, doc: Doc | null): void {
+    const exact = this.measure && doc !== null ? writeOpBytes({ kind: 'put', collection: c.name, doc }) : undefined;
+    const entry = this.remember(c, id, doc, this.estimate(c, doc, exact));
+    if (!entry.unwritten) {
+      entry.unwritten = true;
+      this.unwritten.push(entry);
+    }
+    if (!entry.changed) {
+      entry.changed = true;
+      this.recent.push(entry);
+    }
     if (this.measure) {
-      this.unwrittenBytes += entry.bytes - (this.sizes.get(k) ?? 0);
-      this.sizes.set(k, entry.bytes);
+      this.unwrittenBytes += entry.bytes - entry.pendingBytes;
+      entry.pendingBytes = entry.bytes;
     }
   }
 
   get size(): number {
-    return this.cache.size;
+    return this.count;
   }
 
   /** Estimated JSON bytes of the cached documents (sampled: see `estimate`). */
@@ -130,18 +180,27 @@ export class BatchDocs implements DocAccess {
    * go: call it after a commit.
    */
   evict(bytes: number): void {
-    if (this.unwritten.size > 0) throw new Error('Evicting documents that are not written yet');
+    if (this.unwritten.length > 0) throw new Error('Evicting documents that are not written yet');
     if (this.cached <= bytes) return;
     this.whole = false;
-    for (const [k, entry] of this.cache) {
-      if (this.cached <= bytes) break;
-      this.cache.delete(k);
+    // The collections' orders merged by write time: the oldest head goes first.
+    const heads = [...this.collections.values()].map((c) => ({ c, it: c.docs.values(), next: undefined as Entry | undefined }));
+    for (const h of heads) h.next = h.it.next().value;
+    while (this.cached > bytes) {
+      let oldest: (typeof heads)[number] | undefined;
+      for (const h of heads) if (h.next && (!oldest || h.next.seq < oldest.next!.seq)) oldest = h;
+      if (!oldest) break;
+      const entry = oldest.next!;
+      oldest.next = oldest.it.next().value;
+      oldest.c.docs.delete(entry.id);
       this.cached -= entry.bytes;
+      this.count--;
+      if (entry.changed) this.droppedChanged = true;
     }
   }
 
   get pending(): number {
-    return this.unwritten.size;
+    return this.unwritten.length;
   }
 
   /** Bytes of the writes not yet committed (0 unless measured). */
@@ -151,33 +210,39 @@ export class BatchDocs implements DocAccess {
 
   /** The writes not yet committed, under physical collection names. */
   ops(): WriteOp[] {
-    return [...this.unwritten.values()].map(({ collection, id, doc }) => {
-      const physical = this.physical(collection);
-      return doc === null ? ({ kind: 'delete', collection: physical, id } as const) : ({ kind: 'put', collection: physical, doc } as const);
-    });
+    return this.unwritten.map(({ of, id, doc }) => (doc === null ? ({ kind: 'delete', collection: of.physical, id } as const) : ({ kind: 'put', collection: of.physical, doc } as const)));
   }
 
   /** After `ops()` have been committed. */
   written(): void {
-    this.unwritten = new Map();
-    this.sizes.clear();
+    for (const e of this.unwritten) {
+      e.unwritten = false;
+      e.pendingBytes = 0;
+    }
+    this.unwritten = [];
     this.unwrittenBytes = 0;
   }
 
   /** The writes since the last call, under the projector's own collection names. */
   takeChanges(): WriteOp[] {
-    const out = [...this.recent.values()].map(({ collection, id, doc }) =>
-      doc === null ? ({ kind: 'delete', collection, id } as const) : ({ kind: 'put', collection, doc } as const),
-    );
-    this.recent = new Map();
-    return out;
+    let entries = this.recent;
+    this.recent = [];
+    for (const e of entries) e.changed = false;
+    if (this.droppedChanged) {
+      // A document dropped and read back is a second entry: each document once, where it first changed, as it is now.
+      this.droppedChanged = false;
+      const latest = new Map<string, Entry>();
+      for (const e of entries) latest.set(`${e.of.name}\u0000${e.id}`, e);
+      entries = [...latest.values()];
+    }
+    return entries.map(({ of, id, doc }) => (doc === null ? ({ kind: 'delete', collection: of.name, id } as const) : ({ kind: 'put', collection: of.name, doc } as const)));
   }
 
   /** Every document of a collection; only a complete cache can answer. */
   documents(collection: string): Doc[] {
     if (!this.whole) throw new Error('Only a complete cache lists documents');
     const out: Doc[] = [];
-    for (const e of this.cache.values()) if (e.collection === collection && e.doc) out.push(e.doc);
+    for (const e of this.collections.get(collection)?.docs.values() ?? []) if (e.doc) out.push(e.doc);
     return out;
   }
 }
