@@ -54,6 +54,8 @@ export interface CachedEngines {
   readonly reads: ReadStore;
   /** Bytes of parsed fold states (as JSON, estimated) kept for `at` answers. */
   readonly snapshotCacheBytes?: number;
+  /** Bytes of objects and link targets kept for Object API answers (estimated). */
+  readonly objectCacheBytes?: number;
   readonly clock?: () => number;
 }
 
@@ -69,11 +71,11 @@ export const countedCaches = (caches: ServiceCaches): Record<string, CacheCounts
 /** What SVC_SNAPSHOT_CACHE defaults to. */
 const SNAPSHOT_CACHE_BYTES = 64 * 1024 * 1024;
 
-export const createCaches = ({ events, runner, decode, reads, snapshotCacheBytes, clock }: CachedEngines): ServiceCaches => {
+export const createCaches = ({ events, runner, decode, reads, snapshotCacheBytes, objectCacheBytes, clock }: CachedEngines): ServiceCaches => {
   return {
     push: createPushCaches(runner, createStoreHelpers(events), decode),
     parsedSnapshots: new ParsedSnapshotCache(snapshotCacheBytes ?? SNAPSHOT_CACHE_BYTES),
-    objects: createObjectQueryCaches(runner),
+    objects: createObjectQueryCaches(runner, objectCacheBytes),
     principals: PrincipalCache.forProjections(runner),
     sessions: new SessionStore(reads, clock ? { clock } : {}),
     throttles: {

@@ -37,6 +37,7 @@ export const ENV_SPEC = {
   SVC_PROJECTION_CACHE: byteSize(32 * 1024 * 1024),
   SVC_READ_STORE_CACHE: byteSize(64 * 1024 * 1024),
   SVC_SNAPSHOT_CACHE: byteSize(64 * 1024 * 1024),
+  SVC_OBJECT_CACHE: byteSize(16 * 1024 * 1024),
   ...REPORTING_ENV_SPEC,
   SVC_ROLE: oneOf(['all', 'api', 'projector'] as const, 'all'),
   SVC_LEASE_TTL_MS: integer(1_000, 600_000, 10_000),
@@ -82,6 +83,8 @@ export interface Config {
   readonly readStoreCacheBytes: number;
   /** Bytes of fold states parsed from snapshots (as JSON) kept for `at` answers. */
   readonly snapshotCacheBytes: number;
+  /** Bytes of objects (with their kept answers) and link targets the Object API keeps (estimated). */
+  readonly objectCacheBytes: number;
   /** The answer cache and the bound on `at` replays. */
   readonly reporting: ReportingConfig;
   /** File storage and signed downloads. */
@@ -138,6 +141,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     projectionCacheBytes: v.SVC_PROJECTION_CACHE,
     readStoreCacheBytes: v.SVC_READ_STORE_CACHE,
     snapshotCacheBytes: v.SVC_SNAPSHOT_CACHE,
+    objectCacheBytes: v.SVC_OBJECT_CACHE,
     reporting: reportingConfigOf(v),
     role: v.SVC_ROLE,
     leases: { ttlMs: v.SVC_LEASE_TTL_MS, renewMs },

@@ -3,16 +3,40 @@ import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc, USERS, type UserDo
 import type { Schema } from '../domain/schema.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
 import { linkedRefs, serialiseObject, type LinkTarget, type SlugMemo } from './serialise-object.ts';
-import { collectionVersion, VersionedCache, type VersionedProjections } from '../projections/versioned-cache.ts';
+import { collectionVersion, type VersionedProjections } from '../projections/versioned-cache.ts';
+import { SizedVersionedCache } from './sized-cache.ts';
+
+// Heap bytes, roughly: strings count twice their length (UTF-16 at worst), each object and value a fixed overhead.
+const stringsBytes = (o: object): number => {
+  let n = 64;
+  for (const x of Object.values(o)) n += typeof x === 'string' ? 2 * x.length + 16 : Array.isArray(x) ? 16 + 24 * x.length : 16;
+  return n;
+};
+const linkTargetBytes = (t: LinkTarget | null): number => (t ? stringsBytes(t) + 32 * t.labels.length : 64);
+/** A document and the plain answer kept with it (ObjectAnswerMemo: about as long as the document): twice the document. */
+const docBytes = (doc: ObjectDoc | null): number => {
+  if (!doc) return 64;
+  let n = stringsBytes(doc) + 32 * doc.labels.length;
+  for (const code in doc.attributes) for (const v of doc.attributes[code]!) n += 48 + stringsBytes(v);
+  return 2 * n;
+};
 
 /**
  * What links show of the objects they point to (title and behaviour) by ref, `null` for a ref with
- * no object; valid for one version of the objects read model (see VersionedCache).
+ * no object; valid for one version of the objects read model (see VersionedCache), bounded in bytes.
  */
-export class LinkTargetCache extends VersionedCache<string, LinkTarget | null> {}
+export class LinkTargetCache extends SizedVersionedCache<string, LinkTarget | null> {
+  constructor(currentVersion: () => number, maxBytes: number) {
+    super(currentVersion, maxBytes, linkTargetBytes);
+  }
+}
 
-/** Object documents by ref (`null`: no such object), valid for one version of the objects read model. */
-export class ObjectDocCache extends VersionedCache<string, ObjectDoc | null> {}
+/** Object documents by ref (`null`: no such object), valid for one version of the objects read model, bounded in bytes. */
+export class ObjectDocCache extends SizedVersionedCache<string, ObjectDoc | null> {
+  constructor(currentVersion: () => number, maxBytes: number) {
+    super(currentVersion, maxBytes, docBytes);
+  }
+}
 
 /** Link targets of each document object (for one schema): documents from the cache are served again and again, unchanged. */
 export type LinkedRefsMemo = WeakMap<ObjectDoc, readonly string[]>;
@@ -44,10 +68,23 @@ export interface ObjectQueryDeps {
 /** What Object API answers keep between requests; made once per service at start-up. */
 export type ObjectQueryCaches = Required<Pick<ObjectQueryDeps, 'linkTargets' | 'docs' | 'linkedRefs' | 'slugs' | 'answers'>>;
 
-export const createObjectQueryCaches = (runner: VersionedProjections): ObjectQueryCaches => {
+/** What SVC_OBJECT_CACHE defaults to. */
+export const OBJECT_CACHE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * `maxBytes` bounds the documents (with the answers kept beside them) and link targets together:
+ * three quarters for documents, a quarter for link targets.
+ */
+export const createObjectQueryCaches = (runner: VersionedProjections, maxBytes = OBJECT_CACHE_BYTES): ObjectQueryCaches => {
   // Dropped whenever the objects read model moves.
   const objectsVersion = collectionVersion(runner, OBJECTS);
-  return { linkTargets: new LinkTargetCache(objectsVersion, 10_000), docs: new ObjectDocCache(objectsVersion, 2_000), linkedRefs: new WeakMap(), slugs: new Map(), answers: new WeakMap() };
+  return {
+    linkTargets: new LinkTargetCache(objectsVersion, Math.floor(maxBytes / 4)),
+    docs: new ObjectDocCache(objectsVersion, maxBytes - Math.floor(maxBytes / 4)),
+    linkedRefs: new WeakMap(),
+    slugs: new Map(),
+    answers: new WeakMap(),
+  };
 };
 
 /** Why a query could not be answered; the HTTP layer maps kinds to statuses. */

@@ -1,0 +1,73 @@
+/**
+ * VersionedCache's protocol (src/projections/versioned-cache.ts: read `version()` before loading a
+ * value, hand it to `set`; every entry goes when the version moves) bounded by the bytes its values
+ * take, as `sizeOf` estimates them, rather than by their number: objects range from a few hundred
+ * bytes to megabytes, so a count bounds nothing. Oldest inserted dropped first; a value larger
+ * than a quarter of the bound is not kept.
+ */
+export class SizedVersionedCache<K, V> {
+  private readonly entries = new Map<K, { readonly value: V; readonly bytes: number }>();
+  private tag = -1;
+  private total = 0;
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly currentVersion: () => number,
+    readonly maxBytes: number,
+    private readonly sizeOf: (value: V) => number,
+  ) {}
+
+  version(): number {
+    return this.currentVersion();
+  }
+
+  get(key: K): V | undefined {
+    const now = this.currentVersion();
+    if (now !== this.tag) {
+      this.clear(now);
+      this.misses++;
+      return undefined;
+    }
+    const value = now < 0 ? undefined : this.entries.get(key)?.value;
+    if (value === undefined) this.misses++;
+    else this.hits++;
+    return value;
+  }
+
+  set(key: K, value: V, loadedAt: number): void {
+    if (loadedAt < 0 || loadedAt !== this.currentVersion()) return;
+    if (loadedAt !== this.tag) this.clear(loadedAt);
+    const bytes = this.sizeOf(value);
+    this.drop(key);
+    if (bytes > this.maxBytes / 4) return;
+    for (const oldest of this.entries.keys()) {
+      if (this.total + bytes <= this.maxBytes) break;
+      this.drop(oldest);
+    }
+    this.entries.set(key, { value, bytes });
+    this.total += bytes;
+  }
+
+  private drop(key: K): void {
+    const e = this.entries.get(key);
+    if (!e) return;
+    this.entries.delete(key);
+    this.total -= e.bytes;
+  }
+
+  private clear(tag: number): void {
+    if (this.entries.size > 0) this.entries.clear();
+    this.total = 0;
+    this.tag = tag;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Estimated bytes of the values kept. */
+  get bytes(): number {
+    return this.total;
+  }
+}
