@@ -21,8 +21,6 @@ const kindOf = (f: FactDef | undefined) => (f === undefined ? PLAIN : f.type ===
 /** Whether a fact's value is read from another object through links. */
 const readsThroughLinks = (f: FactDef | undefined): boolean => f !== undefined && 'attribute' in f.source && f.source.linked !== undefined;
 
-const json = (v: unknown): string => (v === undefined ? 'null' : JSON.stringify(v));
-
 const entryJson = (ref: string, info: InfoSummary, parentShown: boolean): string =>
   `${JSON.stringify(ref)}:${JSON.stringify({ title: info.title, ...(parentShown ? { parent: info.parent } : {}), ...(info.behaviour ? { behaviour: info.behaviour } : {}) })}`;
 
@@ -115,17 +113,19 @@ export const collectionMembers = async ({ collection: c, schema, rows: all, info
   for (let i = 0; i < shown.length; i++) {
     const values = shown[i]!.values;
     const hiddenLinks = hidden[i]!;
+    const out = new Array<unknown>(values.length + 1);
+    out[0] = values[0];
     // Haplo's second column: the title of the row's object.
-    let text = `[${json(values[0])},${json(infos.get(values[0] as string)?.title ?? null)}`;
+    out[1] = infos.get(values[0] as string)?.title ?? null;
     for (let k = 1; k < values.length; k++) {
       const v = values[k];
       const kind = kinds[k - 1];
-      if (hiddenLinks && throughLinks[k - 1]) text += ',null';
-      else if (kind === REF && typeof v === 'string') text += known(v) ? `,${JSON.stringify(v)}` : ',null';
-      else if (kind === REF_LIST && Array.isArray(v)) text += `,${JSON.stringify(v.map(String).filter(known))}`;
-      else text += `,${json(v)}`;
+      if (hiddenLinks && throughLinks[k - 1]) out[k + 1] = null;
+      else if (kind === REF && typeof v === 'string') out[k + 1] = known(v) ? v : null;
+      else if (kind === REF_LIST && Array.isArray(v)) out[k + 1] = v.map(String).filter(known);
+      else out[k + 1] = v;
     }
-    parts.push(`${text}]`);
+    parts.push(JSON.stringify(out));
     if (i % SLICE_ROWS === SLICE_ROWS - 1) await pause();
   }
   const columns = JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)]);
