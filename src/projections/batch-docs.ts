@@ -261,6 +261,10 @@ export class MemoryDocs implements DocAccess {
     return (this.of(collection).get(id) as T | undefined) ?? null;
   }
 
+  peek<T extends Doc = Doc>(collection: string, id: string): T | null {
+    return (this.collections.get(collection)?.get(id) as T | undefined) ?? null;
+  }
+
   put(collection: string, doc: Doc): void {
     this.of(collection).set(doc.id, doc);
   }

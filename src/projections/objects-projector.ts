@@ -7,14 +7,17 @@ import { BEHAVIOUR, TITLE } from '../domain/schema.ts';
 import type { DocAccess, Projector } from './projector.ts';
 import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc } from './read-models.ts';
 
-const linksOf = (o: StoreObject): LinkDoc[] =>
-  Object.entries(o.attributes).flatMap(([attribute, values]) =>
-    values.flatMap((v, i) =>
-      v.type === 'link'
-        ? [{ id: `${o.ref}|${attribute}|${i}`, from: o.ref, to: v.ref, attribute, qualifier: v.qualifier ?? null, fromType: o.objectType, fromCreated: o.creationDate }]
-        : [],
-    ),
-  );
+const linksOf = (o: StoreObject): LinkDoc[] => {
+  const out: LinkDoc[] = [];
+  for (const attribute in o.attributes) {
+    const values = o.attributes[attribute]!;
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i]!;
+      if (v.type === 'link') out.push({ id: `${o.ref}|${attribute}|${i}`, from: o.ref, to: v.ref, attribute, qualifier: v.qualifier ?? null, fromType: o.objectType, fromCreated: o.creationDate });
+    }
+  }
+  return out;
+};
 
 const behaviourOf = (attributes: StoreObject['attributes']): string | null => {
   const v = attributes[BEHAVIOUR]?.[0];
@@ -33,8 +36,11 @@ const derivedFields = (attributes: StoreObject['attributes']) => ({
 const hasLink = (values: readonly { type: string }[] | undefined) => values?.some((v) => v.type === 'link') ?? false;
 
 /** Whether a change can alter the object's link documents (its type is copied into each). */
-const touchesLinks = (before: StoreObject, after: StoreObject, changed: StoreObject['attributes']) =>
-  before.objectType !== after.objectType || Object.keys(changed).some((code) => hasLink(changed[code]) || hasLink(before.attributes[code]));
+const touchesLinks = (before: StoreObject, after: StoreObject, changed: StoreObject['attributes']) => {
+  if (before.objectType !== after.objectType) return true;
+  for (const code in changed) if (hasLink(changed[code]) || hasLink(before.attributes[code])) return true;
+  return false;
+};
 
 const sameLink = (a: LinkDoc, b: LinkDoc) =>
   a.to === b.to && a.qualifier === b.qualifier && a.fromType === b.fromType && a.fromCreated === b.fromCreated && a.attribute === b.attribute;
@@ -50,7 +56,9 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
   handles: OBJECT_EVENT_TYPES,
   async apply(recorded: RecordedEvent, docs: DocAccess) {
     const event = decode<ObjectEvent>(recorded);
-    const before = await docs.get<ObjectDoc>(OBJECTS, event.data.ref);
+    // From memory when the cache holds it: a promise per event is a visible share of a rebuild.
+    const held = docs.peek?.<ObjectDoc>(OBJECTS, event.data.ref);
+    const before = held !== undefined ? held : await docs.get<ObjectDoc>(OBJECTS, event.data.ref);
     const after = evolveObject(before, event, recorded.recordedAt);
     const changed = event.type === 'ObjectAttributesChanged' ? event.data.set : event.type === 'ObjectCreated' ? after.attributes : {};
     // Derived fields are recomputed only when what they derive from changed.
@@ -61,7 +69,8 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
     docs.put(OBJECTS, { ...after, id: after.ref, ...derived });
     if (before && !touchesLinks(before, after, changed)) return;
     // Only the links that differ are written.
-    const previous = new Map((before ? linksOf(before) : []).map((l) => [l.id, l]));
+    const previous = new Map<string, LinkDoc>();
+    if (before) for (const l of linksOf(before)) previous.set(l.id, l);
     for (const link of linksOf(after)) {
       const old = previous.get(link.id);
       previous.delete(link.id);

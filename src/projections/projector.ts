@@ -6,6 +6,12 @@ export interface DocAccess {
   get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
   put(collection: string, doc: Doc): void;
   delete(collection: string, id: string): void;
+  /**
+   * The document when it is at hand without waiting (null: there is none), undefined when only
+   * `get` can tell. Optional: folds run over every event of a rebuild, and most of their reads are
+   * answered from memory, where a promise per read is much of their cost.
+   */
+  peek?<T extends Doc = Doc>(collection: string, id: string): T | null | undefined;
 }
 
 /**

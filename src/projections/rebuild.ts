@@ -173,6 +173,7 @@ interface Build {
   /** The rebuild checkpoint as stored. */
   stored: number;
   docs: BatchDocs;
+  readonly handles: ReadonlySet<string> | undefined;
 }
 
 /** Takes every projection's rebuild lease, or none. */
@@ -235,7 +236,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
       if (stored === 0) await reads.dropCollection(target.physical(spec.name));
       await reads.ensureCollection({ ...spec, name: target.physical(spec.name) });
     }
-    builds.push({ projector, checkpoint, stored, docs: new BatchDocs(reads, target.physical, stored === 0, measure) });
+    builds.push({ projector, checkpoint, stored, docs: new BatchDocs(reads, target.physical, stored === 0, measure), handles: projector.handles && new Set(projector.handles) });
   }
   // Only events some projector folds are read (every projector ignores the others).
   const types = projectors.every((p) => p.handles) ? [...new Set(projectors.flatMap((p) => p.handles!))] : undefined;
@@ -305,7 +306,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
     const after = position;
     for (const event of batch) {
       for (const b of builds) {
-        if (event.position > b.stored && (b.projector.handles === undefined || b.projector.handles.includes(event.type))) await b.projector.apply(event, b.docs);
+        if (event.position > b.stored && (b.handles === undefined || b.handles.has(event.type))) await b.projector.apply(event, b.docs);
         // A commit window ends at an event boundary once it fills what one commit may carry.
         if (windowFull(b.docs.pending, b.docs.pendingBytes, limit)) await commit(b, event.position);
       }

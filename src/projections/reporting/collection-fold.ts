@@ -9,6 +9,7 @@ import type { CollectionDef } from '../../domain/reporting/collection.ts';
 import { attributesRead, linkedTargets, rowValues } from './facts.ts';
 import { firstLink, type ObjectInfo } from './object-info.ts';
 import type { RowDoc } from '../read-models.ts';
+import { sameJson } from './same-json.ts';
 
 type DependentsDoc = { readonly id: string; readonly rows: readonly string[] };
 
@@ -20,11 +21,18 @@ export const collectionNames = (name: string) => ({
 
 export const projectionName = (collection: string) => `collection:${collection}`;
 
+/** Whether a change sets an attribute the fold keeps or derives a field from. */
+const readsAny = (set: Attributes, keep: ReadonlySet<string>): boolean => {
+  for (const code in set) if (keep.has(code) || code === TITLE || code === PARENT || code === BEHAVIOUR) return true;
+  return false;
+};
+
 const evolveInfo = (info: ObjectInfo | null, event: ObjectEvent, keep: ReadonlySet<string>): ObjectInfo | null => {
   const pick = (set: Attributes, base: Attributes): Attributes => {
     const out: Record<string, readonly AttributeValue[]> = { ...base };
-    for (const [code, values] of Object.entries(set)) {
+    for (const code in set) {
       if (!keep.has(code)) continue;
+      const values = set[code]!;
       if (values.length) out[code] = values;
       else delete out[code];
     }
@@ -51,9 +59,7 @@ const evolveInfo = (info: ObjectInfo | null, event: ObjectEvent, keep: ReadonlyS
       const { objectType, labels } = event.data;
       // Most changes touch attributes this collection never reads: the fold keeps the same object.
       const relevant =
-        (objectType !== undefined && objectType !== info.objectType) ||
-        (labels !== undefined && JSON.stringify(labels) !== JSON.stringify(info.labels)) ||
-        Object.keys(set).some((code) => keep.has(code) || code === TITLE || code === PARENT || code === BEHAVIOUR);
+        (objectType !== undefined && objectType !== info.objectType) || (labels !== undefined && !sameJson(labels, info.labels)) || readsAny(set, keep);
       if (!relevant) return info;
       const behaviour = set[BEHAVIOUR] ? set[BEHAVIOUR][0] : undefined;
       return {
@@ -93,10 +99,11 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
     for (let depth = 0; depth < 3 && frontier.length; depth++) {
       const next: ObjectInfo[] = [];
       for (const o of frontier) {
-        for (const values of Object.values(o.attributes)) {
-          for (const v of values) {
+        for (const code in o.attributes) {
+          for (const v of o.attributes[code]!) {
             if (v.type !== 'link' || found.has(v.ref)) continue;
-            const target = await docs.get<ObjectInfo>(names.objects, v.ref);
+            const held = docs.peek?.<ObjectInfo>(names.objects, v.ref);
+            const target = held !== undefined ? held : await docs.get<ObjectInfo>(names.objects, v.ref);
             if (target) {
               found.set(v.ref, target);
               next.push(target);
@@ -110,15 +117,23 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
   };
 
   const setDependents = async (docs: DocAccess, target: string, row: string, add: boolean) => {
-    const current = (await docs.get<DependentsDoc>(names.dependents, target))?.rows ?? [];
-    const rows = add ? [...new Set([...current, row])] : current.filter((r) => r !== row);
+    const held = docs.peek?.<DependentsDoc>(names.dependents, target);
+    const current = (held !== undefined ? held : await docs.get<DependentsDoc>(names.dependents, target))?.rows ?? [];
+    if (add && current.includes(row)) {
+      // Already listed: the document is put again unchanged, as a set of the same rows was.
+      docs.put(names.dependents, { id: target, rows: current });
+      return;
+    }
+    const rows = add ? [...current, row] : current.filter((r) => r !== row);
     if (rows.length) docs.put(names.dependents, { id: target, rows });
     else docs.delete(names.dependents, target);
   };
 
   const recompute = async (ref: string, docs: DocAccess) => {
-    const info = await docs.get<ObjectInfo>(names.objects, ref);
-    const old = await docs.get<RowDoc>(names.rows, ref);
+    const heldInfo = docs.peek?.<ObjectInfo>(names.objects, ref);
+    const info = heldInfo !== undefined ? heldInfo : await docs.get<ObjectInfo>(names.objects, ref);
+    const heldRow = docs.peek?.<RowDoc>(names.rows, ref);
+    const old = heldRow !== undefined ? heldRow : await docs.get<RowDoc>(names.rows, ref);
     const live = info && !info.deleted && isRowType(info);
     const known = live ? await prefetch(info, docs) : undefined;
     const linkedTo = known ? linkedTargets(collection, info!, (r) => known.get(r)) : [];
@@ -128,10 +143,10 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
       if (old) docs.delete(names.rows, ref);
       return;
     }
-    const row: RowDoc = { id: ref, values: rowValues(collection, info, (r) => known.get(r), schema), labels: info.labels, linkedTo };
+    const values = rowValues(collection, info, (r) => known.get(r), schema);
     // A row changes only when a fact (or its labels) changes.
-    if (!old || JSON.stringify(old.values) !== JSON.stringify(row.values) || JSON.stringify(old.labels) !== JSON.stringify(row.labels) || JSON.stringify(old.linkedTo) !== JSON.stringify(linkedTo)) {
-      docs.put(names.rows, row);
+    if (!old || !sameJson(old.values, values) || !sameJson(old.labels, info.labels) || !sameJson(old.linkedTo, linkedTo)) {
+      docs.put(names.rows, { id: ref, values, labels: info.labels, linkedTo } satisfies RowDoc);
     }
   };
 
@@ -146,13 +161,16 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
     async apply(recorded: RecordedEvent, docs: DocAccess) {
       const event = decode<ObjectEvent>(recorded);
       const ref = event.data.ref;
-      const before = await docs.get<ObjectInfo>(names.objects, ref);
+      const held = docs.peek?.<ObjectInfo>(names.objects, ref);
+      const before = held !== undefined ? held : await docs.get<ObjectInfo>(names.objects, ref);
       const info = evolveInfo(before, event, keep);
       // Unchanged: neither its row nor any row reading it through a link can change.
       if (!info || info === before) return;
       docs.put(names.objects, info);
       await recompute(ref, docs);
-      for (const row of (await docs.get<DependentsDoc>(names.dependents, ref))?.rows ?? []) await recompute(row, docs);
+      const heldDeps = docs.peek?.<DependentsDoc>(names.dependents, ref);
+      const dependents = heldDeps !== undefined ? heldDeps : await docs.get<DependentsDoc>(names.dependents, ref);
+      for (const row of dependents?.rows ?? []) await recompute(row, docs);
     },
   };
 };
