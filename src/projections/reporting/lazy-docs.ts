@@ -9,17 +9,21 @@ import type { Doc } from '../read-store.ts';
  * they stay in memory as long as this map does, so they are what it weighs.
  */
 export class LazyDocMap extends Map<string, Doc> {
-  private readonly raw = new Map<string, string>();
+  /**
+   * Documents not read here yet. A cell is shared with the copies of this map: a document parsed
+   * through one of them is parsed for all (answers from one kept state read mostly the same ones).
+   */
+  private readonly raw = new Map<string, Cell>();
   readonly sources = new Set<string>();
 
   /** A document as JSON text, `source` the text it is a slice of. */
   setRaw(id: string, json: string, source?: string): void {
     super.delete(id);
-    this.raw.set(id, json);
+    this.raw.set(id, { json });
     if (source !== undefined) this.sources.add(source);
   }
 
-  /** Documents not parsed yet. */
+  /** Documents not read here yet. */
   get unparsed(): number {
     return this.raw.size;
   }
@@ -27,9 +31,9 @@ export class LazyDocMap extends Map<string, Doc> {
   override get(id: string): Doc | undefined {
     const doc = super.get(id);
     if (doc !== undefined) return doc;
-    const json = this.raw.get(id);
-    if (json === undefined) return undefined;
-    const parsed = JSON.parse(json) as Doc;
+    const cell = this.raw.get(id);
+    if (cell === undefined) return undefined;
+    const parsed = (cell.doc ??= JSON.parse(cell.json) as Doc);
     this.raw.delete(id);
     super.set(id, parsed);
     if (this.raw.size === 0) this.sources.clear();
@@ -60,9 +64,10 @@ export class LazyDocMap extends Map<string, Doc> {
     return super.size + this.raw.size;
   }
 
-  /** The documents parsed so far (parses nothing). */
-  parsed(): MapIterator<Doc> {
-    return super.values();
+  /** The documents parsed so far, here or through a copy (parses nothing). */
+  *parsed(): Generator<Doc> {
+    yield* super.values();
+    for (const cell of this.raw.values()) if (cell.doc !== undefined) yield cell.doc;
   }
 
   private parseAll(): void {
@@ -97,11 +102,14 @@ export class LazyDocMap extends Map<string, Doc> {
   copy(): LazyDocMap {
     const out = new LazyDocMap();
     for (const [id, doc] of super.entries()) out.set(id, doc);
-    for (const [id, json] of this.raw) out.raw.set(id, json);
+    for (const [id, cell] of this.raw) out.raw.set(id, cell);
     for (const s of this.sources) out.sources.add(s);
     return out;
   }
 }
+
+/** A document's JSON text, and the document once some copy has parsed it. */
+type Cell = { readonly json: string; doc?: Doc };
 
 /** The collection `name` of `state` as a LazyDocMap (one is put in its place if it holds another kind of map). */
 export const lazyCollection = (state: MemoryDocs, name: string): LazyDocMap => {

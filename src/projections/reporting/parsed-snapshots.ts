@@ -9,7 +9,8 @@ const ENTRY_BYTES = 64;
 
 /**
  * Estimated bytes of a fold state, counted as its documents' JSON (sampled); documents not parsed
- * yet count as the texts they are sliced from (held whole while any slice is). States loaded from
+ * yet count as the texts they are sliced from (held whole while any slice is). A kept state is
+ * weighed again each time it is loaded, so what answers from it parsed since counts too. States loaded from
  * one chain share most of their documents, so a sum over states overcounts: the bound errs on the
  * side of holding less.
  */
@@ -23,8 +24,9 @@ export const stateBytes = (state: MemoryDocs): number => {
       // Not docs.values(): that would parse them all.
       for (const s of docs.sources) sources.add(s);
       parsed = docs.parsed();
-      count = docs.size - docs.unparsed;
-      bytes += docs.unparsed * ENTRY_BYTES;
+      count = 0;
+      for (const _ of docs.parsed()) count++;
+      bytes += (docs.size - count) * ENTRY_BYTES;
     } else {
       parsed = docs.values();
       count = docs.size;

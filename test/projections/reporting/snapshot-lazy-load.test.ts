@@ -87,12 +87,17 @@ test('documents are parsed when read, overridden versions never; the state reads
 
   await countingParses(async (parsed) => {
     // Kept for later answers too (weighing what is kept parses nothing either).
-    const loaded = await loadSnapshot(reads, new ParsedSnapshotCache(64 * 2 ** 20), meta);
+    const kept = new ParsedSnapshotCache(64 * 2 ** 20);
+    const loaded = await loadSnapshot(reads, kept, meta);
     assert.is(parsed(), 0, 'nothing parsed by loading');
     const some = [...state.get('objects')!.values()].slice(0, 5);
     for (const d of some) assert.equal(await loaded.get('objects', d.id), d);
     assert.is(await loaded.get('objects', 'o999'), null);
     assert.is(parsed(), 5, 'one parse per document read');
+    // The next answer from the kept state reads the documents parsed for this one.
+    const again = await loadSnapshot(reads, kept, meta);
+    for (const d of some) assert.equal(await again.get('objects', d.id), d);
+    assert.is(parsed(), 5, 'parsed once for every answer from the kept state');
     // Everything, compared with the state folded in memory.
     for (const [collection, docs] of state) {
       const got = loaded.collections.get(collection)!;
