@@ -6,7 +6,7 @@ import type { Attributes, AttributeValue } from '../../domain/objects/values.ts'
 import type { DocAccess, Projector } from '../projector.ts';
 import { BEHAVIOUR, PARENT, TITLE, type Schema } from '../../domain/schema.ts';
 import type { CollectionDef } from '../../domain/reporting/collection.ts';
-import { attributesRead, linkedTargets, rowValues } from './facts.ts';
+import { attributesRead, firstLinkRef, linkedTargets, lookAhead, rowValues } from './facts.ts';
 import { firstLink, type ObjectInfo } from './object-info.ts';
 import type { RowDoc } from '../read-models.ts';
 import { sameJson } from './same-json.ts';
@@ -18,6 +18,9 @@ export const collectionNames = (name: string) => ({
   objects: `rc_${name}_objects`,
   dependents: `rc_${name}_deps`,
 });
+
+/** How many links away from a row's object its facts may read (a row is recomputed when any of them changes). */
+const LOOK_AHEAD = 3;
 
 export const projectionName = (collection: string) => `collection:${collection}`;
 
@@ -92,11 +95,39 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
   const keep = attributesRead(collection);
   const isRowType = (info: ObjectInfo) => collection.types.some((t) => schema.isKindOf(info.objectType, t));
 
+  const ahead = lookAhead(collection, LOOK_AHEAD);
+
   /** Objects a row's facts may read: link targets, then theirs (for nested `linked` facts). */
-  const prefetch = async (info: ObjectInfo, docs: DocAccess): Promise<Map<string, ObjectInfo>> => {
+  const prefetch = (info: ObjectInfo, docs: DocAccess): Promise<Map<string, ObjectInfo>> | Map<string, ObjectInfo> =>
+    ahead.walk ? walkLinks(info, docs) : followChains(info, docs);
+
+  /** The objects along the facts' `linked` chains: all that the facts can look up. */
+  const followChains = async (info: ObjectInfo, docs: DocAccess): Promise<Map<string, ObjectInfo>> => {
+    const found = new Map<string, ObjectInfo>();
+    for (let s of ahead.chains) {
+      let from: ObjectInfo = info;
+      while ('attribute' in s && s.linked) {
+        const ref = firstLinkRef(from, s);
+        if (ref === undefined) break;
+        let target = found.get(ref);
+        if (!target) {
+          const held = docs.peek?.<ObjectInfo>(names.objects, ref);
+          const got = held !== undefined ? held : await docs.get<ObjectInfo>(names.objects, ref);
+          if (!got) break;
+          found.set(ref, (target = got));
+        }
+        from = target;
+        s = s.linked;
+      }
+    }
+    return found;
+  };
+
+  /** Every object up to LOOK_AHEAD links away, along any attribute the fold keeps. */
+  const walkLinks = async (info: ObjectInfo, docs: DocAccess): Promise<Map<string, ObjectInfo>> => {
     const found = new Map<string, ObjectInfo>();
     let frontier = [info];
-    for (let depth = 0; depth < 3 && frontier.length; depth++) {
+    for (let depth = 0; depth < LOOK_AHEAD && frontier.length; depth++) {
       const next: ObjectInfo[] = [];
       for (const o of frontier) {
         for (const code in o.attributes) {

@@ -40,6 +40,27 @@ export const linkedTargets = (collection: CollectionDef, object: ObjectInfo, loo
   return [...refs];
 };
 
+/** The ref of the first link among a source's values: the one `derive` and `linkedTargets` follow. */
+export const firstLinkRef = (object: ObjectInfo, s: { attribute: string; qualifier?: string }): string | undefined => {
+  for (const v of object.attributes[s.attribute] ?? []) if (v.type === 'link' && (s.qualifier === undefined || v.qualifier === s.qualifier)) return v.ref;
+  return undefined;
+};
+
+/** Links a source follows from the row's object (0 for a source read from the object itself). */
+const linkDepth = (s: FactSource): number => ('attribute' in s && s.linked ? 1 + linkDepth(s.linked) : 0);
+
+/**
+ * The facts that read other objects, as the fold must fetch them before computing a row: the
+ * `linked` chains to follow, or `walk` when something may look further (a fact function that
+ * does not say how far it looks, or a chain longer than `depth` links): then every object up to
+ * `depth` links away along any kept attribute is fetched, as a lookup may ask for any of them.
+ */
+export const lookAhead = (collection: CollectionDef, depth: number): { readonly walk: boolean; readonly chains: readonly FactSource[] } => {
+  const sources = collection.facts.map((f) => f.source);
+  const walk = sources.some((s) => ('function' in s && (FACT_FUNCTIONS[s.function]?.follows ?? depth) > 0) || linkDepth(s) > depth);
+  return { walk, chains: sources.filter((s) => linkDepth(s) > 0) };
+};
+
 const values = (object: ObjectInfo, s: { attribute: string; qualifier?: string }): readonly AttributeValue[] =>
   (object.attributes[s.attribute] ?? []).filter((v) => s.qualifier === undefined || v.qualifier === s.qualifier);
 
