@@ -24,7 +24,7 @@
 import { join } from 'node:path';
 import { adminCall, basicAuth, httpRequest, load, loadAverage, spawnServer, startServiceProcess, stopServer, type LoadResult, type ServerProcess } from './domain-support.ts';
 import { formatRate, mean, progress, round, withTempDir, type Benchmark, type BenchmarkResult } from './support.ts';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { EXAMPLE_CONTROL } from '../test/support/push-data.ts';
 
 const TARGET_RATIO = 0.25;
@@ -38,6 +38,35 @@ interface PushBody {
   result: string;
   actions: { changed: { ref: string; new: boolean }[] }[];
 }
+
+/**
+ * CPU seconds a process has used so far, its main thread apart from its other threads (the event
+ * store's writer thread, the logger's...), from /proc (Linux; undefined elsewhere). Throughput on
+ * a shared machine swings with the other load; CPU per request much less.
+ */
+const cpuSeconds = (pid: number): { main: number; others: number } | undefined => {
+  try {
+    const ticks = 100; // USER_HZ: 100 on every Linux this runs on
+    let main = 0;
+    let others = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      } catch {
+        continue; // the thread ended meanwhile
+      }
+      // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / ticks;
+      if (Number(tid) === pid) main += seconds;
+      else others += seconds;
+    }
+    return { main, others };
+  } catch {
+    return undefined;
+  }
+};
 
 const username = (i: number) => `bench-user-${String(i).padStart(3, '0')}`;
 
@@ -102,7 +131,19 @@ export const pushData: Benchmark = {
         const sentTitles = new Map<number, string[]>();
         const inFlight = new Map<number, number>();
         let overlaps = 0;
-        const runLoad = (server: ServerProcess, seconds: number, isService: boolean) => {
+        /** Microseconds of CPU per request of each round, main thread and other threads. */
+        const cpuPerRequest = new Map<LoadResult, { mainThreadUs: number; otherThreadsUs: number }>();
+        const runLoad = async (server: ServerProcess, seconds: number, isService: boolean) => {
+          const cpuBefore = cpuSeconds(server.pid);
+          const result = await loadRound(server, seconds, isService);
+          const cpuAfter = cpuSeconds(server.pid);
+          if (cpuBefore && cpuAfter && result.requests > 0) {
+            const us = (s: number) => Math.round((s * 1e6) / result.requests);
+            cpuPerRequest.set(result, { mainThreadUs: us(cpuAfter.main - cpuBefore.main), otherThreadsUs: us(cpuAfter.others - cpuBefore.others) });
+          }
+          return result;
+        };
+        const loadRound = (server: ServerProcess, seconds: number, isService: boolean) => {
           const base = sequence;
           inFlight.clear();
           return load({
@@ -186,11 +227,11 @@ export const pushData: Benchmark = {
           service: {
             requestsPerSec: Math.round(serviceRps),
             p99Ms: Math.max(...serviceRounds.map((r) => r.latencyP99Ms)),
-            rounds: serviceRounds.map(figures),
+            rounds: serviceRounds.map((r) => ({ ...figures(r), cpuPerRequest: cpuPerRequest.get(r) })),
             eventsPerPush,
             verified: { projects: lastTitle.size, wrongTitles, eventsAppended: appended, pushesAnswered: pushes, inFlightAtRoundEnds: appended - pushes, pushesSentWhileOneForTheSameUserWasInFlight: overlaps },
           },
-          baseline: { what: 'bare koa + @koa/router + @koa/bodyparser process parsing the same JSON body and answering the same response', requestsPerSec: Math.round(baselineRps), rounds: baselineRounds.map(figures) },
+          baseline: { what: 'bare koa + @koa/router + @koa/bodyparser process parsing the same JSON body and answering the same response', requestsPerSec: Math.round(baselineRps), rounds: baselineRounds.map((r) => ({ ...figures(r), cpuPerRequest: cpuPerRequest.get(r) })) },
           machineLoad: { before: loadBefore, after: loadAverage() },
         };
       } finally {

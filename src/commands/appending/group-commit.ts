@@ -2,6 +2,12 @@ import type { AppendResult, EventStore, StreamAppend } from '../../events/event-
 
 /** At most this many more turns of the event loop wait for submissions (measured: groups of 19 became 26 at 32 connections). */
 const MAX_WAIT_TURNS = 4;
+/**
+ * Groups written at once. Where the store commits off the event loop, a second group queued behind
+ * the one committing keeps the writer busy while this thread handles the first one's answer; more
+ * would only make the groups smaller (more transactions, more syncs).
+ */
+const MAX_IN_FLIGHT = 2;
 
 interface Pending {
   readonly appends: readonly StreamAppend[];
@@ -20,8 +26,10 @@ interface Pending {
 export class GroupCommit {
   private pending: Pending[] = [];
   private scheduled = false;
-  /** A group is being written: the next one gathers until it has been (one write in flight). */
-  private writing = false;
+  /** Groups being written. */
+  private inFlight = 0;
+  /** A flush of the pending group is on its way (waiting for a quiet turn, or for the next turn after a write ended). */
+  private armed = false;
   /** Settles when the flush under way or next to come has ended. */
   private flushed?: { readonly promise: Promise<void>; readonly resolve: () => void };
   /** Streams with a submitted append, and the end of the flush that writes it. */
@@ -31,6 +39,8 @@ export class GroupCommit {
     private readonly events: EventStore,
     /** Told of every successful append, in the order they were made. */
     private readonly onAppended?: (appends: readonly StreamAppend[], results: readonly AppendResult[]) => void,
+    /** Told of the events of a group before it is written (positive) and once its write has ended, retries included (negative). */
+    private readonly onWriting?: (events: number) => void,
   ) {}
 
   /** Appends like `events.appendMany(appends)`, together with the others submitted in this turn. */
@@ -42,7 +52,10 @@ export class GroupCommit {
         let resolveFlushed!: () => void;
         const promise = new Promise<void>((r) => (resolveFlushed = r));
         this.flushed = { promise, resolve: resolveFlushed };
-        if (!this.writing) this.flushWhenQuiet(0, 0);
+      }
+      if (!this.armed && this.inFlight < MAX_IN_FLIGHT) {
+        this.armed = true;
+        this.flushWhenQuiet(0, 0);
       }
       for (const a of appends) this.busy.set(a.stream, this.flushed!.promise);
     });
@@ -68,16 +81,20 @@ export class GroupCommit {
     setImmediate(() => {
       const now = this.pending.length;
       if (now > Math.max(seen, 1) && turns < MAX_WAIT_TURNS) this.flushWhenQuiet(now, turns + 1);
-      else void this.flush();
+      else {
+        this.armed = false;
+        void this.flush();
+      }
     });
   }
 
   /**
    * Writes the group gathered so far. Where the store commits off the event loop (the embedded
-   * store's writer thread) the submissions that arrive meanwhile wait for this write to end and are
-   * then written together at once: the group grows with the commit's time, and groups are written
-   * (and their results told to `onAppended`, failed groups' retries included) strictly one after
-   * the other, in submission order.
+   * store's writer thread) up to MAX_IN_FLIGHT groups are under way; the submissions that arrive
+   * meanwhile gather until one ends and then go together at once, so a group grows with the
+   * commit's time. The store commits calls in the order made and answers them in that order, so
+   * `onAppended` hears of appends in log order (a failed group's retries come after the group
+   * written behind it, and are heard of after it).
    */
   private async flush(): Promise<void> {
     const group = this.pending;
@@ -85,15 +102,25 @@ export class GroupCommit {
     this.pending = [];
     this.scheduled = false;
     this.flushed = undefined;
-    this.writing = true;
+    this.inFlight++;
+    let events = 0;
+    for (const p of group) for (const a of p.appends) events += a.events.length;
+    this.onWriting?.(events);
     try {
       await this.write(group);
     } finally {
+      this.onWriting?.(-events);
       for (const p of group) for (const a of p.appends) if (this.busy.get(a.stream) === flushed.promise) this.busy.delete(a.stream);
-      this.writing = false;
+      this.inFlight--;
       flushed.resolve();
       // Gathered during the write: every turn it took was a turn of waiting already.
-      if (this.scheduled) setImmediate(() => void this.flush());
+      if (this.scheduled && !this.armed) {
+        this.armed = true;
+        setImmediate(() => {
+          this.armed = false;
+          void this.flush();
+        });
+      }
     }
   }
 

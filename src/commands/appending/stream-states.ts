@@ -36,6 +36,8 @@ export class LogWatch {
   private chainStart = Number.POSITIVE_INFINITY;
   private head = -1;
   private readonly lastOwn = new Map<string, number>();
+  /** Events of this process's group commit being written and not yet told of (`appended`). */
+  private unreported = 0;
 
   constructor(
     private readonly events: EventStore,
@@ -45,8 +47,16 @@ export class LogWatch {
   /** The log's head now; read it BEFORE reading a stream whose state is then complete up to it. */
   async position(): Promise<number> {
     const h = await this.events.headPosition();
-    if (h > this.head) this.restart(h);
+    // Where the store commits off the event loop, a group's commit is visible a little before its
+    // answer arrives: a move within its events may be its own. No state is current at such a head
+    // (it is not `head`), but the chain waits for `appended` to tell instead of starting again.
+    if (h > this.head + this.unreported) this.restart(h);
     return h;
+  }
+
+  /** A write of `events` more (or, when it has ended, fewer) of this process's events is under way. */
+  writing(events: number): void {
+    this.unreported += events;
   }
 
   /** Whether a state of `stream` complete up to `upTo` is complete at head `h` (from `position()`). */
@@ -170,7 +180,13 @@ export interface StoreHelpers {
 export const createStoreHelpers = (events: EventStore): StoreHelpers => {
   // Without dense positions (EventStoreDB) the head says nothing about who appended: short reads alone.
   const watch = events.densePositions ? new LogWatch(events) : undefined;
-  const commits = new GroupCommit(events, watch ? (appends, results) => watch.appended(appends, results) : undefined);
+  const commits = watch
+    ? new GroupCommit(
+        events,
+        (appends, results) => watch.appended(appends, results),
+        (n) => watch.writing(n),
+      )
+    : new GroupCommit(events);
   return {
     commits,
     locks: new StreamLocks(),

@@ -1,8 +1,8 @@
 /**
  * Group commit over a store that commits off the event loop (the embedded store's writer thread):
- * one group is written at a time, the submissions that arrive meanwhile are written together as the
- * next, failed groups are retried before the next group goes, and `onAppended` hears of every
- * append in the order of the log.
+ * at most two groups are under way, the submissions that arrive meanwhile are written together as
+ * the next, and `onAppended` hears of every append in the order of the log, failed groups' retries
+ * included.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -50,53 +50,59 @@ const manual = (refuse?: string) => {
 
 const test = suite('group commit: one write in flight');
 
-test('submissions made while a group is written wait for it, then go as one group', async () => {
+test('at most two groups are written at once; submissions made meanwhile go as one group when one ends', async () => {
   const store = manual();
   const told: string[][] = [];
   const commits = new GroupCommit(store.events, (appends) => told.push(appends.map((a) => a.stream)));
   const a = commits.appendMany([append('a')]);
   await turns(2);
-  assert.equal(store.calls, [['a']], 'the first group is being written');
-  const later = [commits.appendMany([append('b')])];
+  const b = commits.appendMany([append('b')]);
+  await turns(2);
+  assert.equal(store.calls, [['a'], ['b']], 'the second group queued behind the first');
+  const later = [commits.appendMany([append('c')])];
   await turn();
-  later.push(commits.appendMany([append('c')]));
-  await turns(8);
   later.push(commits.appendMany([append('d')]));
   await turns(8);
-  assert.equal(store.calls, [['a']], 'nothing else written while it is in flight');
+  later.push(commits.appendMany([append('e')]));
+  await turns(8);
+  assert.equal(store.calls, [['a'], ['b']], 'nothing more written while two are in flight');
   assert.ok(commits.settled('c'), 'c is waiting for its group');
   store.answer();
   assert.equal(await a, [{ revision: 0, position: 1 }]);
   await turns(2);
-  assert.equal(store.calls, [['a'], ['b', 'c', 'd']], 'the gathered ones as one group, at once');
+  assert.equal(store.calls, [['a'], ['b'], ['c', 'd', 'e']], 'the gathered ones as one group, at once');
   store.answer();
-  assert.equal((await Promise.all(later)).map((r) => r[0]!.position), [2, 3, 4]);
-  assert.equal(told, [['a'], ['b', 'c', 'd']]);
-  assert.is(store.maxInFlight(), 1);
+  store.answer();
+  assert.equal((await b)[0]!.position, 2);
+  assert.equal((await Promise.all(later)).map((r) => r[0]!.position), [3, 4, 5]);
+  assert.equal(told, [['a'], ['b'], ['c', 'd', 'e']]);
+  assert.is(store.maxInFlight(), 2);
   assert.is(commits.settled('c'), undefined);
 });
 
-test('a failed group is retried one by one before the next group is written', async () => {
+test("a failed group's retries follow the group written behind it, and are heard of in that order", async () => {
   const store = manual('bad');
   const told: string[][] = [];
   const commits = new GroupCommit(store.events, (appends) => told.push(appends.map((x) => x.stream)));
   const first = Promise.allSettled([commits.appendMany([append('a')]), commits.appendMany([append('bad')])]);
   await turns(2);
   const next = commits.appendMany([append('c')]);
-  store.answer(); // [a, bad] fails
   await turns(2);
-  store.answer(); // [a] alone
+  store.answer(); // [a, bad] fails: [a] is retried alone, behind [c]
+  await turns(2);
+  store.answer(); // [c]
+  await turns(2);
+  store.answer(); // [a]
   await turns(2);
   store.answer(); // [bad] alone fails
   await turns(2);
-  assert.equal(store.calls, [['a', 'bad'], ['a'], ['bad'], ['c']]);
-  store.answer();
+  assert.equal(store.calls, [['a', 'bad'], ['c'], ['a'], ['bad']]);
   const [a, bad] = await first;
-  assert.is(a!.status, 'fulfilled');
+  assert.equal((a as PromiseFulfilledResult<AppendResult[]>).value, [{ revision: 0, position: 2 }]);
   assert.instance((bad as PromiseRejectedResult).reason, WrongExpectedRevisionError);
-  await next;
-  assert.equal(told, [['a'], ['c']]);
-  assert.is(store.maxInFlight(), 1);
+  assert.equal(await next, [{ revision: 0, position: 1 }]);
+  assert.equal(told, [['c'], ['a']], 'in log order');
+  assert.is(store.maxInFlight(), 2);
 });
 
 test('many callers through the writer thread: the log order is the order onAppended hears, groups form', async () => {
