@@ -198,6 +198,9 @@ const takeLeases = async (reads: ReadStore, names: readonly string[], owner: str
  * projection, wherever it runs, finds its checkpoint moved and carries on from the rebuilt
  * position: nothing is missed, nothing applied twice. One rebuild of a projection runs at a time
  * across every process (a lease, renewed while it runs); its progress is recorded in the store.
+ * The copies get their indexes once folded, before the switch: an index kept up to date through
+ * every write of a rebuild whose documents do not all fit in memory (each rewritten many times)
+ * was most of its cost, where building it once sorts each document once.
  */
 export const rebuildProjections = async (options: RebuildOptions): Promise<RebuildProgress> => {
   const { events, reads, projectors } = options;
@@ -234,7 +237,8 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
     for (const spec of projector.collections) {
       // A rebuild without a checkpoint starts from nothing, whatever an earlier attempt left.
       if (stored === 0) await reads.dropCollection(target.physical(spec.name));
-      await reads.ensureCollection({ ...spec, name: target.physical(spec.name) });
+      // Without its indexes until the documents are in (built before the switch): a rebuild reads its copies only by id.
+      await reads.ensureCollection({ name: target.physical(spec.name) });
     }
     builds.push({ projector, checkpoint, stored, docs: new BatchDocs(reads, target.physical, stored === 0, measure), handles: projector.handles && new Set(projector.handles) });
   }
@@ -344,6 +348,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
   }
   await commitAll(position);
   await progress('switching');
+  for (const b of builds) for (const spec of b.projector.collections) await reads.ensureCollection({ ...spec, name: target.physical(spec.name) });
   for (const b of builds) {
     await reads.swapIn(
       b.projector.collections.map((c) => [target.physical(c.name), c.name] as const),
