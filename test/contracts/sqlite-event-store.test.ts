@@ -94,6 +94,21 @@ test('recorded time never goes backwards, even when the clock does', async () =>
   tmp.remove();
 });
 
+test('each append of an appendMany reads the clock (one recorded time per append, in one transaction), on a file and in memory', async () => {
+  const tmp = tempDir();
+  for (const open of [() => openSqliteEventStore(join(tmp.dir, 'clock.db'), { clock }), () => openSqliteEventStore(':memory:', { clock })]) {
+    ticks = 0;
+    const store = open();
+    await store.appendMany([0, 1, 2].map((i) => ({ stream: `c-${i}`, events: [ev('A'), ev('B')] })));
+    const times = (await collect(store.readAll())).map((e) => e.recordedAt.getTime() - Date.UTC(2026, 0, 1));
+    assert.equal(times, [0, 0, 1000, 1000, 2000, 2000]);
+    await store.close();
+  }
+  tmp.remove();
+});
+let ticks = 0;
+const clock = () => Date.UTC(2026, 0, 1) + 1000 * ticks++;
+
 test('a subscription sees events appended by another connection to the same file', async () => {
   const tmp = tempDir();
   const file = join(tmp.dir, 'events.db');

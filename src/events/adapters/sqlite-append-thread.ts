@@ -18,7 +18,7 @@ export interface AppendWorkerData {
 export interface AppendRequest {
   readonly id: number;
   readonly appends: readonly EncodedAppend[];
-  readonly now: number;
+  readonly times: readonly number[];
 }
 
 export type WriterMessage = { readonly id: number; readonly results: AppendResult[] } | { readonly id: number; readonly error: WireError };
@@ -54,14 +54,14 @@ export class SqliteAppendThread {
 
   constructor(private readonly file: string) {}
 
-  append(appends: readonly EncodedAppend[], now: number): Promise<AppendResult[]> {
+  append(appends: readonly EncodedAppend[], times: readonly number[]): Promise<AppendResult[]> {
     if (this.closed) return Promise.reject(new Error('The event store is closed'));
     const worker = this.worker ?? this.start();
     const id = ++this.nextId;
     return new Promise<AppendResult[]>((resolve, reject) => {
       if (this.waiting.size === 0) worker.ref();
       this.waiting.set(id, { resolve, reject });
-      worker.postMessage({ id, appends, now } satisfies AppendRequest);
+      worker.postMessage({ id, appends, times } satisfies AppendRequest);
     });
   }
 

@@ -50,18 +50,21 @@ export class SqliteAppender {
       byId: db.prepare<[string], IdRow>('SELECT position, stream, revision, type FROM events WHERE id = ?'),
       lastRecordedAt: db.prepare<[], { t: number | null }>('SELECT MAX(recorded_at) AS t FROM events'),
     };
-    this.tx = db.transaction((appends: readonly EncodedAppend[], now: number) => {
+    this.tx = db.transaction((appends: readonly EncodedAppend[], times: readonly number[]) => {
       // Monotonic recorded time: replay "up to time T" relies on log order and time order agreeing.
       // The newest time in the file counts too (an import, another process): one index seek.
-      const recordedAt = Math.max(now, this.lastRecordedAt, this.stmts.lastRecordedAt.get()?.t ?? 0);
-      const results = appends.map((a) => this.appendOne(a, recordedAt));
+      let recordedAt = Math.max(this.lastRecordedAt, this.stmts.lastRecordedAt.get()?.t ?? 0);
+      const results = appends.map((a, i) => this.appendOne(a, (recordedAt = Math.max(recordedAt, times[i]!))));
       return { results, recordedAt };
     });
   }
 
-  /** One IMMEDIATE transaction (other processes may share the file): all of `appends` or none. `now`: the caller's clock. */
-  append(appends: readonly EncodedAppend[], now: number): AppendResult[] {
-    const { results, recordedAt } = this.tx.immediate(appends, now);
+  /**
+   * One IMMEDIATE transaction (other processes may share the file): all of `appends` or none.
+   * `times`: the caller's clock read for each append (the clock cannot cross to the writer thread).
+   */
+  append(appends: readonly EncodedAppend[], times: readonly number[]): AppendResult[] {
+    const { results, recordedAt } = this.tx.immediate(appends, times);
     this.lastRecordedAt = recordedAt;
     return results;
   }

@@ -139,7 +139,9 @@ export class SqliteEventStore implements EventStore {
    */
   async appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]> {
     const encoded = encodeAppends(appends);
-    const results = this.appendThread ? await this.appendThread.append(encoded, this.clock()) : this.appender!.append(encoded, this.clock());
+    // Each append reads the clock, as if appended one by one (an import spreads a history over time so).
+    const times = appends.map(() => this.clock());
+    const results = this.appendThread ? await this.appendThread.append(encoded, times) : this.appender!.append(encoded, times);
     this.appended.emit('append');
     return results;
   }

@@ -176,7 +176,7 @@ test('close() lets the thread answer what was posted, then ends it; later append
   assert.is((await Promise.all(posted)).length, 20, 'every append posted before close() was answered');
   assert.not.ok(thread.running);
   try {
-    await thread.append([], Date.now());
+    await thread.append([], []);
     assert.unreachable();
   } catch (error) {
     assert.match(String(error), /closed/);
