@@ -139,7 +139,7 @@ const liveSource = (deps: ReportingDeps, name: string): RowSource => {
         if (page.length < PAGE) return all;
       }
     },
-    infos: (refs, pause) => (deps.liveInfos ? deps.liveInfos.summaries(name, refs, pause) : getManyPaged<ObjectInfo>(deps.reads, names.objects, refs, pause)),
+    infos: (refs, pause) => labelsNow(deps, name, refs, pause),
   };
 };
 
@@ -152,6 +152,10 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
     infos: async (refs) => new Map(refs.flatMap((r) => (objects.has(r) ? [[r, objects.get(r)!] as const] : []))),
   };
 };
+
+/** The objects' descriptions now (for their labels), kept between versions where the service keeps them. */
+const labelsNow = (deps: ReportingDeps, name: string, ids: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>> =>
+  deps.liveInfos ? deps.liveInfos.summaries(name, ids, pause) : getManyPaged<ObjectInfo>(deps.reads, collectionNames(name).objects, ids, pause);
 
 /**
  * Rows the principal may read, with the `objects` dictionary of every ref used as a fact value, as
@@ -182,7 +186,7 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
   // descriptions (titles, parents) as they were then.
   const ids = [...mentioned];
   const infos = await source.infos(ids, pause);
-  const current = access.all ? undefined : live ? infos : await getManyPaged<ObjectInfo>(deps.reads, collectionNames(c.name).objects, ids, pause);
+  const current = access.all ? undefined : live ? infos : await labelsNow(deps, c.name, ids, pause);
   const members = await collectionMembers({ collection: c, schema: deps.schema, rows: all, infos, current: current ?? infos, access, pause, ...(live && deps.liveInfos ? { entries: deps.liveInfos.entries } : {}) });
   return members;
 };
