@@ -1,3 +1,12 @@
+/** Bytes as a list of slices: a long answer is made, kept and sent without joining them into one buffer. */
+export type Slices = readonly Buffer[];
+
+export const sliceBytes = (slices: Slices): number => {
+  let n = 0;
+  for (const s of slices) n += s.length;
+  return n;
+};
+
 /**
  * Serialised answers (JSON bytes) kept per key for exactly one version of the read model they were
  * derived from, bounded by their total size in bytes (least recently used dropped first). The
@@ -8,14 +17,14 @@
  * share that one computation.
  */
 export class AnswerCache {
-  private readonly entries = new Map<string, { readonly version: number; readonly bytes: Buffer }>();
-  private readonly pending = new Map<string, { readonly version: number; readonly value: Promise<Buffer> }>();
+  private readonly entries = new Map<string, { readonly version: number; readonly slices: Slices; readonly bytes: number }>();
+  private readonly pending = new Map<string, { readonly version: number; readonly value: Promise<Slices> }>();
   private total = 0;
 
   constructor(readonly maxBytes: number) {}
 
   /** The bytes kept for `key` at `version`, else those `compute` makes (kept if the version has not moved meanwhile). */
-  async through(key: string, version: () => number, compute: () => Promise<Buffer>): Promise<Buffer> {
+  async through(key: string, version: () => number, compute: () => Promise<Slices>): Promise<Slices> {
     const at = version();
     if (at < 0) return compute();
     const hit = this.entries.get(key);
@@ -23,7 +32,7 @@ export class AnswerCache {
       // Most recently used last.
       this.entries.delete(key);
       this.entries.set(key, hit);
-      return hit.bytes;
+      return hit.slices;
     }
     if (hit) this.drop(key);
     const running = this.pending.get(key);
@@ -31,31 +40,32 @@ export class AnswerCache {
     const value = compute();
     this.pending.set(key, { version: at, value });
     try {
-      const bytes = await value;
-      if (version() === at) this.keep(key, at, bytes);
-      return bytes;
+      const slices = await value;
+      if (version() === at) this.keep(key, at, slices);
+      return slices;
     } finally {
       if (this.pending.get(key)?.value === value) this.pending.delete(key);
     }
   }
 
-  private keep(key: string, version: number, bytes: Buffer): void {
+  private keep(key: string, version: number, slices: Slices): void {
     this.drop(key);
+    const bytes = sliceBytes(slices);
     // One answer may not push out most of the others.
-    if (bytes.length > this.maxBytes / 2) return;
+    if (bytes > this.maxBytes / 2) return;
     for (const oldest of this.entries.keys()) {
-      if (this.total + bytes.length <= this.maxBytes) break;
+      if (this.total + bytes <= this.maxBytes) break;
       this.drop(oldest);
     }
-    this.entries.set(key, { version, bytes });
-    this.total += bytes.length;
+    this.entries.set(key, { version, slices, bytes });
+    this.total += bytes;
   }
 
   private drop(key: string): void {
     const e = this.entries.get(key);
     if (!e) return;
     this.entries.delete(key);
-    this.total -= e.bytes.length;
+    this.total -= e.bytes;
   }
 
   /** Bytes of the answers kept. */

@@ -3,6 +3,7 @@ import type { Schema } from '../domain/schema.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
 import type { RowDoc } from '../projections/read-models.ts';
 import type { InfoSummary } from './live-infos.ts';
+import type { Slices } from './answer-cache.ts';
 
 type Pause = () => Promise<void>;
 
@@ -45,9 +46,10 @@ export interface MembersInput {
  * A ref value whose object the principal may not read (or that the fold does not know: no title to
  * give) is null, so every ref left in `rows` is a key of `objects`; a fact read through links from
  * an object the principal may not read is null too. Written straight as JSON text, a slice of rows
- * at a time, with who may read each object decided once per answer.
+ * at a time, with who may read each object decided once per answer, into slices of bytes that are
+ * kept and sent as they are (never joined into one buffer).
  */
-export const collectionMembers = async ({ collection: c, schema, rows: all, infos, current, access, pause, entries }: MembersInput): Promise<Buffer> => {
+export const collectionMembers = async ({ collection: c, schema, rows: all, infos, current, access, pause, entries }: MembersInput): Promise<Slices> => {
   const readableMemo = new Map<string, boolean>();
   const readable = (ref: string): boolean => {
     if (access.all) return true;
@@ -109,25 +111,57 @@ export const collectionMembers = async ({ collection: c, schema, rows: all, info
   }
   const known = (v: string) => readable(v) && objects.has(v);
 
-  const parts: string[] = [];
+  const out = new SliceWriter();
+  out.write(`"columns":${JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)])},"rows":[`);
   for (let i = 0; i < shown.length; i++) {
     const values = shown[i]!.values;
     const hiddenLinks = hidden[i]!;
-    const out = new Array<unknown>(values.length + 1);
-    out[0] = values[0];
+    const row = new Array<unknown>(values.length + 1);
+    row[0] = values[0];
     // Haplo's second column: the title of the row's object.
-    out[1] = infos.get(values[0] as string)?.title ?? null;
+    row[1] = infos.get(values[0] as string)?.title ?? null;
     for (let k = 1; k < values.length; k++) {
       const v = values[k];
       const kind = kinds[k - 1];
-      if (hiddenLinks && throughLinks[k - 1]) out[k + 1] = null;
-      else if (kind === REF && typeof v === 'string') out[k + 1] = known(v) ? v : null;
-      else if (kind === REF_LIST && Array.isArray(v)) out[k + 1] = v.map(String).filter(known);
-      else out[k + 1] = v;
+      if (hiddenLinks && throughLinks[k - 1]) row[k + 1] = null;
+      else if (kind === REF && typeof v === 'string') row[k + 1] = known(v) ? v : null;
+      else if (kind === REF_LIST && Array.isArray(v)) row[k + 1] = v.map(String).filter(known);
+      else row[k + 1] = v;
     }
-    parts.push(JSON.stringify(out));
+    out.write(i === 0 ? JSON.stringify(row) : `,${JSON.stringify(row)}`);
     if (i % SLICE_ROWS === SLICE_ROWS - 1) await pause();
   }
-  const columns = JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)]);
-  return Buffer.from(`"columns":${columns},"rows":[${parts.join(',')}],"objects":{${[...objects.values()].join(',')}}`);
+  out.write('],"objects":{');
+  let first = true;
+  for (const entry of objects.values()) {
+    out.write(first ? entry : `,${entry}`);
+    first = false;
+  }
+  out.write('}');
+  return out.end();
 };
+
+/** Characters of JSON text encoded into one slice of bytes (a slice is encoded and copied at once). */
+const SLICE_CHARS = 64 * 1024;
+
+/** JSON text as slices of bytes of about SLICE_CHARS characters each. */
+class SliceWriter {
+  private readonly slices: Buffer[] = [];
+  private text = '';
+
+  write(s: string): void {
+    this.text += s;
+    if (this.text.length >= SLICE_CHARS) this.flush();
+  }
+
+  end(): Slices {
+    this.flush();
+    return this.slices;
+  }
+
+  private flush(): void {
+    if (this.text.length === 0) return;
+    this.slices.push(Buffer.from(this.text));
+    this.text = '';
+  }
+}

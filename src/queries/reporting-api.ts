@@ -9,7 +9,7 @@ import { REF_FACT, type CollectionDef } from '../domain/reporting/collection.ts'
 import { DomainError } from '../domain/errors.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
 import type { RowDoc } from '../projections/read-models.ts';
-import type { AnswerCache } from './answer-cache.ts';
+import type { AnswerCache, Slices } from './answer-cache.ts';
 import type { ReplayLimiter } from './replay-limit.ts';
 import type { InfoSummary, LiveInfos } from './live-infos.ts';
 import { collectionMembers } from './collection-members.ts';
@@ -169,7 +169,7 @@ const labelsNow = (deps: ReportingDeps, name: string, ids: readonly string[], pa
  * principal may not read (or that is gone) is null, so every ref left in `rows` is a key of
  * `objects`; a fact read through links from an object the principal may not read is null too.
  */
-const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, live: boolean, access: ReadAccess, pause: Pause): Promise<Buffer> => {
+const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, live: boolean, access: ReadAccess, pause: Pause): Promise<Slices> => {
   const all = await source.rows(pause);
   const mentioned = new Set<string>();
   for (const row of all) {
@@ -207,12 +207,15 @@ export interface CollectionAnswer {
   readonly status: 'ready' | 'updating';
   readonly at: string;
   /** `"columns":…,"rows":…,"objects":…`: the JSON object's other members. */
-  readonly members: Buffer;
+  readonly members: Slices;
 }
 
-/** The whole JSON document of an answer. */
-export const answerJson = (a: CollectionAnswer): Buffer =>
-  Buffer.concat([Buffer.from(`{"name":${JSON.stringify(a.name)},"status":${JSON.stringify(a.status)},"at":${JSON.stringify(a.at)},`), a.members, Buffer.from('}')]);
+/** The whole JSON document of an answer, as slices: the kept members are not copied per request. */
+export const answerJson = (a: CollectionAnswer): Slices => [
+  Buffer.from(`{"name":${JSON.stringify(a.name)},"status":${JSON.stringify(a.status)},"at":${JSON.stringify(a.at)},`),
+  ...a.members,
+  Buffer.from('}'),
+];
 
 /**
  * Collection data now, or as it was at `at` (an `at` in the future answers as now). Answers are kept
@@ -246,6 +249,6 @@ export const collectionAnswer = async (deps: ReportingDeps, name: string, at: Da
 /** Collection data as a value (the command line's CSV and JSON output). */
 export const collectionData = async (deps: ReportingDeps, name: string, at: Date | undefined, access: ReadAccess) => {
   const a = await collectionAnswer(deps, name, at, access);
-  const { columns, rows, objects } = JSON.parse(`{${a.members.toString()}}`) as { columns: string[]; rows: unknown[][]; objects: Record<string, { title: string; parent?: string; behaviour?: string }> };
+  const { columns, rows, objects } = JSON.parse(`{${Buffer.concat(a.members).toString()}}`) as { columns: string[]; rows: unknown[][]; objects: Record<string, { title: string; parent?: string; behaviour?: string }> };
   return { name: a.name, status: a.status, at: a.at, columns, rows, objects };
 };

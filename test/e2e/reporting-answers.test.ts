@@ -105,6 +105,12 @@ test('a long answer gives the event loop back while it is made (other requests n
   counting = false;
   assert.ok(rows.length >= n, `${rows.length} rows`);
   assert.ok(turns >= 10, `${turns} turns of the event loop while ${rows.length} rows were answered`);
+  // Kept as slices and sent one write each: the length is still declared, the type still JSON.
+  const res = await ctx.svc.request(DATA, { admin: false, headers: auth });
+  const body = Buffer.from(await res.arrayBuffer());
+  assert.is(res.headers.get('content-length'), String(body.length));
+  assert.is(res.headers.get('content-type'), 'application/json; charset=utf-8');
+  assert.is((JSON.parse(body.toString()) as { rows: unknown[] }).rows.length, rows.length);
 });
 
 test('at replays beyond the bound are refused with 503 and Retry-After, the others answered alike', async (ctx) => {
