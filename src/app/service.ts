@@ -15,6 +15,7 @@ import { PdfReadLimiter } from '../blobs/pdf-read-limiter.ts';
 import { runnerStatus } from '../queries/reporting-api.ts';
 import { AnswerCache } from '../queries/answer-cache.ts';
 import { LiveInfos } from '../queries/live-infos.ts';
+import { LiveRows } from '../queries/live-rows.ts';
 import { ReplayLimiter } from '../queries/replay-limit.ts';
 import { countedCaches, createCaches } from './caches.ts';
 import { ServiceMetrics } from './metrics.ts';
@@ -99,6 +100,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       answers: new AnswerCache(config.reporting.cacheBytes),
       replays: new ReplayLimiter(config.reporting.atConcurrency, config.reporting.atQueue),
       liveInfos: new LiveInfos(engines.reads, engines.events, config.reporting.objectsCacheBytes),
+      liveRows: new LiveRows(engines.reads, engines.events, config.reporting.objectsCacheBytes),
     },
   });
   const http = await startHttpServer(app.callback(), config, logger);

@@ -1,9 +1,9 @@
 import type { EventStore } from '../events/event-store.ts';
-import { OBJECT_EVENT_TYPES } from '../domain/objects/events.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import type { ObjectInfo } from '../projections/reporting/object-info.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
 import type { ObjectEntryMemo } from './collection-members.ts';
+import { objectsChangedSince } from './changed-objects.ts';
 
 /** What a collection-data answer takes of an object the rows name: who may read it and how it is described. */
 export type InfoSummary = Pick<ObjectInfo, 'title' | 'parent' | 'behaviour' | 'labels'>;
@@ -20,8 +20,6 @@ interface Mirror {
 
 /** Objects read from the store per call. */
 const PAGE = 1000;
-/** A longer way behind the checkpoint is caught up by reading the summaries again, not the log. */
-const MAX_DELTA_EVENTS = 5000;
 
 const summaryOf = (info: ObjectInfo): InfoSummary => ({ title: info.title, parent: info.parent, behaviour: info.behaviour, labels: info.labels });
 // Heap bytes of a kept summary, roughly: the strings (UTF-16 at worst) and the objects around them.
@@ -84,7 +82,7 @@ export class LiveInfos {
     let mirror = this.mirrors.get(collection);
     if (mirror && (mirror.generation !== generation || mirror.position > checkpoint.position)) mirror = undefined;
     if (mirror && mirror.position < checkpoint.position) {
-      const changed = await this.changedSince(mirror.position, checkpoint.position);
+      const changed = await objectsChangedSince(this.events, mirror.position, checkpoint.position);
       if (changed === undefined) mirror = undefined;
       else {
         const stale = [...changed].filter((id) => mirror!.infos.has(id));
@@ -102,19 +100,6 @@ export class LiveInfos {
     if (mirror.bytes <= this.maxBytes) this.mirrors.set(collection, mirror);
     else this.mirrors.delete(collection);
     return mirror.infos;
-  }
-
-  /** Refs of the objects whose events lie in (after, upTo]; undefined when there are too many to be worth it. */
-  private async changedSince(after: number, upTo: number): Promise<Set<string> | undefined> {
-    const refs = new Set<string>();
-    let seen = 0;
-    for await (const event of this.events.readAll({ after, types: OBJECT_EVENT_TYPES, maxCount: MAX_DELTA_EVENTS + 1 })) {
-      if (event.position > upTo) return refs;
-      const ref = (event.data as { ref?: unknown }).ref;
-      if (typeof ref !== 'string' || ++seen > MAX_DELTA_EVENTS) return undefined;
-      refs.add(ref);
-    }
-    return seen > MAX_DELTA_EVENTS ? undefined : refs;
   }
 
   private forget(mirror: Mirror, id: string): void {

@@ -12,6 +12,7 @@ import type { RowDoc } from '../projections/read-models.ts';
 import type { AnswerCache, Slices } from './answer-cache.ts';
 import type { ReplayLimiter } from './replay-limit.ts';
 import type { InfoSummary, LiveInfos } from './live-infos.ts';
+import type { LiveRows } from './live-rows.ts';
 import { collectionMembers } from './collection-members.ts';
 import type { ObjectInfo } from '../projections/reporting/object-info.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
@@ -37,6 +38,8 @@ export interface ReportingDeps {
   readonly replays?: ReplayLimiter;
   /** Descriptions of the objects live answers name, kept between versions; without it each answer reads them all. */
   readonly liveInfos?: LiveInfos;
+  /** The rows of live answers, kept between versions; without it each answer reads them all. */
+  readonly liveRows?: LiveRows;
 }
 
 export class UnknownCollectionError extends Error {
@@ -111,7 +114,7 @@ export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: 
 };
 
 interface RowSource {
-  rows(pause: Pause): Promise<RowDoc[]>;
+  rows(pause: Pause): Promise<readonly RowDoc[]>;
   infos(refs: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>>;
 }
 
@@ -129,6 +132,7 @@ const liveSource = (deps: ReportingDeps, name: string): RowSource => {
   const names = collectionNames(name);
   return {
     async rows(pause) {
+      if (deps.liveRows) return deps.liveRows.rows(name, pause);
       // Paged by id: one page per read, in id order as a single read would give them.
       const all: RowDoc[] = [];
       for (;;) {

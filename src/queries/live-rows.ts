@@ -1,0 +1,151 @@
+import type { EventStore } from '../events/event-store.ts';
+import type { ReadStore } from '../projections/read-store.ts';
+import type { RowDoc } from '../projections/read-models.ts';
+import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
+import { objectsChangedSince } from './changed-objects.ts';
+
+type Pause = () => Promise<void>;
+
+interface Mirror {
+  /** The checkpoint every row is at least as new as. */
+  position: number;
+  generation: number;
+  readonly rows: Map<string, RowDoc>;
+  /** Rows by the objects their facts read through links (RowDoc.linkedTo). */
+  readonly linking: Map<string, Set<string>>;
+  /** The rows in id order, made again after a change. */
+  ordered: readonly RowDoc[] | undefined;
+  bytes: number;
+}
+
+/** Rows read from the store per call. */
+const PAGE = 1000;
+
+// Heap bytes of a kept row, roughly: its strings (UTF-16 at worst) and the objects around them.
+const sizeOf = (row: RowDoc): number => {
+  let n = 200 + 2 * row.id.length;
+  for (const v of row.values) n += typeof v === 'string' ? 24 + 2 * v.length : Array.isArray(v) ? 32 + 40 * v.length : 16;
+  for (const l of row.labels) n += 24 + 2 * l.length;
+  for (const t of row.linkedTo) n += 64 + 2 * t.length;
+  return n;
+};
+
+/**
+ * The rows of live collection-data answers, kept between versions of the collection's projection
+ * (as LiveInfos keeps the objects' descriptions): a request finds the object events recorded since
+ * the checkpoint the rows were brought to and reads again only the rows of those objects and the
+ * rows that read them through links (the fold changes a row only on those: RowDoc.linkedTo). New
+ * rows are among the objects the events are about; a row gone from the store leaves the mirror.
+ * A switched-in rebuild, a checkpoint gone back or a long way behind reads them all again; a
+ * collection whose rows would take more than `maxBytes` is read each time.
+ */
+export class LiveRows {
+  private readonly mirrors = new Map<string, Mirror>();
+  /** One refresh per collection at a time: each moves its mirror's position. */
+  private readonly running = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly reads: ReadStore,
+    private readonly events: EventStore,
+    readonly maxBytes: number,
+  ) {}
+
+  /** The collection's rows in id order, at least as new as its checkpoint when this is called. */
+  async rows(collection: string, pause: Pause): Promise<readonly RowDoc[]> {
+    const before = this.running.get(collection);
+    const mine = (async () => {
+      await before?.catch(() => undefined);
+      return this.refresh(collection, pause);
+    })();
+    this.running.set(collection, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.running.get(collection) === mine) this.running.delete(collection);
+    }
+  }
+
+  /** Bytes of the rows kept, over every collection. */
+  get bytes(): number {
+    let n = 0;
+    for (const m of this.mirrors.values()) n += m.bytes;
+    return n;
+  }
+
+  private async refresh(collection: string, pause: Pause): Promise<readonly RowDoc[]> {
+    const table = collectionNames(collection).rows;
+    const checkpoint = await this.reads.getCheckpoint(projectionName(collection));
+    const generation = checkpoint?.generation ?? 0;
+    let mirror = this.mirrors.get(collection);
+    if (!checkpoint || (mirror && (mirror.generation !== generation || mirror.position > checkpoint.position))) mirror = undefined;
+    if (mirror && mirror.position < checkpoint!.position) {
+      const changed = await objectsChangedSince(this.events, mirror.position, checkpoint!.position);
+      if (changed === undefined) mirror = undefined;
+      else await this.reread(mirror, table, changed, pause);
+    }
+    if (!mirror) {
+      this.mirrors.delete(collection);
+      mirror = { position: 0, generation, rows: new Map(), linking: new Map(), ordered: undefined, bytes: 0 };
+      await this.readAll(mirror, table, pause);
+    }
+    if (checkpoint) mirror.position = checkpoint.position;
+    mirror.ordered ??= [...mirror.rows.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    if (checkpoint && mirror.bytes <= this.maxBytes) this.mirrors.set(collection, mirror);
+    else this.mirrors.delete(collection);
+    return mirror.ordered;
+  }
+
+  /** Every row, a page per read, in id order. */
+  private async readAll(mirror: Mirror, table: string, pause: Pause): Promise<void> {
+    let last: string | undefined;
+    for (;;) {
+      const page = await this.reads.find<RowDoc>(table, { ...(last !== undefined ? { where: { id: { $gt: last } } } : {}), sort: [['id', 'asc']], limit: PAGE });
+      for (const row of page) this.put(mirror, row);
+      await pause();
+      if (page.length < PAGE) return;
+      last = page[page.length - 1]!.id;
+    }
+  }
+
+  /** The rows of the changed objects and of the rows linking them, read again. */
+  private async reread(mirror: Mirror, table: string, changed: ReadonlySet<string>, pause: Pause): Promise<void> {
+    const ids = new Set(changed);
+    for (const ref of changed) for (const row of mirror.linking.get(ref) ?? []) ids.add(row);
+    const list = [...ids];
+    for (let i = 0; i < list.length; i += PAGE) {
+      const slice = list.slice(i, i + PAGE);
+      const found = await this.reads.getMany<RowDoc>(table, slice);
+      for (const id of slice) {
+        const row = found.get(id);
+        if (row) this.put(mirror, row);
+        else this.remove(mirror, id);
+      }
+      await pause();
+    }
+  }
+
+  private put(mirror: Mirror, row: RowDoc): void {
+    this.remove(mirror, row.id);
+    mirror.rows.set(row.id, row);
+    mirror.bytes += sizeOf(row);
+    for (const t of row.linkedTo) {
+      let set = mirror.linking.get(t);
+      if (!set) mirror.linking.set(t, (set = new Set()));
+      set.add(row.id);
+    }
+    mirror.ordered = undefined;
+  }
+
+  private remove(mirror: Mirror, id: string): void {
+    const old = mirror.rows.get(id);
+    if (!old) return;
+    mirror.rows.delete(id);
+    mirror.bytes -= sizeOf(old);
+    for (const t of old.linkedTo) {
+      const set = mirror.linking.get(t);
+      set?.delete(id);
+      if (set?.size === 0) mirror.linking.delete(t);
+    }
+    mirror.ordered = undefined;
+  }
+}
