@@ -1,9 +1,9 @@
 import Router from '@koa/router';
-import { Readable } from 'node:stream';
 import type { ReadStore } from '../../projections/read-store.ts';
 import { answerJson, collectionAnswer, collectionDetail, listCollections, type ReportingDeps } from '../../queries/reporting-api.ts';
 import { parseAt } from '../../queries/parse-at.ts';
 import { sliceBytes } from '../../queries/answer-cache.ts';
+import { pacedBody } from '../paced-body.ts';
 import { apiKeyAuth, type KeyedState, type PrincipalCache } from '../middleware/api-key-auth.ts';
 import type { FailureThrottle } from '../throttle.ts';
 
@@ -22,10 +22,10 @@ export const reportingRoutes = (deps: ReportingDeps, reads: ReadStore, throttle:
   router.get('/collection-data/:name', async (ctx) => {
     const at = parseAt(ctx.query.at);
     const json = answerJson(await collectionAnswer(deps, ctx.params.name!, at, ctx.state.principal.access));
-    // Sent as the slices made once per version, one write each; only a request for indented output parses them again.
+    // Sent as the slices made once per version, a few at a time; only a request for indented output parses them again.
     if (ctx.query.output === 'pretty') ctx.body = JSON.parse(Buffer.concat(json).toString()) as object;
     else {
-      ctx.body = Readable.from(json);
+      ctx.body = pacedBody(json);
       ctx.length = sliceBytes(json);
     }
     ctx.type = 'application/json; charset=utf-8';
