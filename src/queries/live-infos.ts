@@ -4,6 +4,7 @@ import type { ObjectInfo } from '../projections/reporting/object-info.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
 import type { ObjectEntryMemo } from './collection-members.ts';
 import { objectsChangedSince } from './changed-objects.ts';
+import { OneAtATime } from './one-at-a-time.ts';
 
 /** What a collection-data answer takes of an object the rows name: who may read it and how it is described. */
 export type InfoSummary = Pick<ObjectInfo, 'title' | 'parent' | 'behaviour' | 'labels'>;
@@ -39,7 +40,7 @@ const sizeOf = (id: string, s: InfoSummary): number => 160 + 2 * (id.length + s.
 export class LiveInfos {
   private readonly mirrors = new Map<string, Mirror>();
   /** One refresh per collection at a time: each moves its mirror's position. */
-  private readonly running = new Map<string, Promise<unknown>>();
+  private readonly refreshes = new OneAtATime();
   /** The `objects` dictionary's entries made from these summaries (they go with them). */
   readonly entries: ObjectEntryMemo = new WeakMap();
 
@@ -53,18 +54,8 @@ export class LiveInfos {
    * Summaries of `ids` at least as new as the collection's checkpoint when this is called, so
    * read it after the rows: labels are then never older than the facts they guard.
    */
-  async summaries(collection: string, ids: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>> {
-    const before = this.running.get(collection);
-    const mine = (async () => {
-      await before?.catch(() => undefined);
-      return this.refresh(collection, ids, pause);
-    })();
-    this.running.set(collection, mine);
-    try {
-      return await mine;
-    } finally {
-      if (this.running.get(collection) === mine) this.running.delete(collection);
-    }
+  summaries(collection: string, ids: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>> {
+    return this.refreshes.run(collection, () => this.refresh(collection, ids, pause));
   }
 
   /** Bytes of the summaries kept, over every collection. */

@@ -3,6 +3,7 @@ import type { ReadStore } from '../projections/read-store.ts';
 import type { RowDoc } from '../projections/read-models.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
 import { objectsChangedSince } from './changed-objects.ts';
+import { OneAtATime } from './one-at-a-time.ts';
 
 type Pause = () => Promise<void>;
 
@@ -42,7 +43,7 @@ const sizeOf = (row: RowDoc): number => {
 export class LiveRows {
   private readonly mirrors = new Map<string, Mirror>();
   /** One refresh per collection at a time: each moves its mirror's position. */
-  private readonly running = new Map<string, Promise<unknown>>();
+  private readonly refreshes = new OneAtATime();
 
   constructor(
     private readonly reads: ReadStore,
@@ -51,18 +52,8 @@ export class LiveRows {
   ) {}
 
   /** The collection's rows in id order, at least as new as its checkpoint when this is called. */
-  async rows(collection: string, pause: Pause): Promise<readonly RowDoc[]> {
-    const before = this.running.get(collection);
-    const mine = (async () => {
-      await before?.catch(() => undefined);
-      return this.refresh(collection, pause);
-    })();
-    this.running.set(collection, mine);
-    try {
-      return await mine;
-    } finally {
-      if (this.running.get(collection) === mine) this.running.delete(collection);
-    }
+  rows(collection: string, pause: Pause): Promise<readonly RowDoc[]> {
+    return this.refreshes.run(collection, () => this.refresh(collection, pause));
   }
 
   /** Bytes of the rows kept, over every collection. */
