@@ -5,6 +5,8 @@ import type { Projector } from '../projections/projector.ts';
 import { rebuildsSpec } from '../projections/rebuild.ts';
 import type { ReportingDeps } from '../queries/reporting-api.ts';
 import { storedProjectionStatus } from './projection-status.ts';
+import { LiveInfos } from '../queries/live-infos.ts';
+import { LiveRows } from '../queries/live-rows.ts';
 import { snapshotSpec, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 
 /** The configured engines and domain, as the service would open them, for one CLI command. */
@@ -46,6 +48,8 @@ export const openCli = async (): Promise<CliContext> => {
       collections: model.collections,
       folds: model.folds,
       parsedSnapshots,
+      liveInfos: new LiveInfos(engines.reads, engines.events, config.reporting.objectsCacheBytes),
+      liveRows: new LiveRows(engines.reads, engines.events, config.reporting.objectsCacheBytes),
       clock: Date.now,
       statusOf: async (name) => (await storedProjectionStatus(engines.events, engines.reads, model.projectors.filter((p) => p.name === name)))[0],
     }),

@@ -1,3 +1,5 @@
+import { BytesBounded } from './bytes-bounded.ts';
+
 /** Bytes as a list of slices: a long answer is made, kept and sent without joining them into one buffer. */
 export type Slices = readonly Buffer[];
 
@@ -17,63 +19,44 @@ export const sliceBytes = (slices: Slices): number => {
  * share that one computation.
  */
 export class AnswerCache {
-  private readonly entries = new Map<string, { readonly version: number; readonly slices: Slices; readonly bytes: number }>();
+  /** One answer may not push out most of the others: at most half the bound each. */
+  private readonly kept: BytesBounded<string, { readonly version: number; readonly slices: Slices }>;
   private readonly pending = new Map<string, { readonly version: number; readonly value: Promise<Slices> }>();
-  private total = 0;
 
-  constructor(readonly maxBytes: number) {}
+  constructor(readonly maxBytes: number) {
+    this.kept = new BytesBounded(maxBytes, maxBytes / 2);
+  }
 
   /** The bytes kept for `key` at `version`, else those `compute` makes (kept if the version has not moved meanwhile). */
   async through(key: string, version: () => number, compute: () => Promise<Slices>): Promise<Slices> {
     const at = version();
     if (at < 0) return compute();
-    const hit = this.entries.get(key);
+    const hit = this.kept.get(key);
     if (hit && hit.version === at) {
       // Most recently used last.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
+      this.kept.touch(key);
       return hit.slices;
     }
-    if (hit) this.drop(key);
+    if (hit) this.kept.delete(key);
     const running = this.pending.get(key);
     if (running && running.version === at) return running.value;
     const value = compute();
     this.pending.set(key, { version: at, value });
     try {
       const slices = await value;
-      if (version() === at) this.keep(key, at, slices);
+      if (version() === at) this.kept.put(key, { version: at, slices }, sliceBytes(slices));
       return slices;
     } finally {
       if (this.pending.get(key)?.value === value) this.pending.delete(key);
     }
   }
 
-  private keep(key: string, version: number, slices: Slices): void {
-    this.drop(key);
-    const bytes = sliceBytes(slices);
-    // One answer may not push out most of the others.
-    if (bytes > this.maxBytes / 2) return;
-    for (const oldest of this.entries.keys()) {
-      if (this.total + bytes <= this.maxBytes) break;
-      this.drop(oldest);
-    }
-    this.entries.set(key, { version, slices, bytes });
-    this.total += bytes;
-  }
-
-  private drop(key: string): void {
-    const e = this.entries.get(key);
-    if (!e) return;
-    this.entries.delete(key);
-    this.total -= e.bytes;
-  }
-
   /** Bytes of the answers kept. */
   get bytes(): number {
-    return this.total;
+    return this.kept.bytes;
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.kept.size;
   }
 }

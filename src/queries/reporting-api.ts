@@ -1,7 +1,7 @@
 import type { EventStore } from '../events/event-store.ts';
 import { OBJECT_EVENT_TYPES } from '../domain/objects/events.ts';
 import type { Projector } from '../projections/projector.ts';
-import type { Doc, ReadStore } from '../projections/read-store.ts';
+import type { ReadStore } from '../projections/read-store.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
 import { MemoryDocs } from '../projections/batch-docs.ts';
 import type { Schema } from '../domain/schema.ts';
@@ -36,10 +36,10 @@ export interface ReportingDeps {
   readonly answers?: AnswerCache;
   /** Bounds the replays for `at` answers running and waiting at once. */
   readonly replays?: ReplayLimiter;
-  /** Descriptions of the objects live answers name, kept between versions; without it each answer reads them all. */
-  readonly liveInfos?: LiveInfos;
-  /** The rows of live answers, kept between versions; without it each answer reads them all. */
-  readonly liveRows?: LiveRows;
+  /** Descriptions of the objects the rows name as they are now (their labels decide who reads what), kept between versions. */
+  readonly liveInfos: LiveInfos;
+  /** The rows of live answers, kept between versions. */
+  readonly liveRows: LiveRows;
 }
 
 export class UnknownCollectionError extends Error {
@@ -98,9 +98,6 @@ const slicer = (): Pause => {
   };
 };
 
-/** Documents read from the store per call while answering: each read is one slice at most. */
-const PAGE = 1000;
-
 /** Replays the log into the collection's fold, from the newest snapshot at or before `at` to the last event at or before it. */
 export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date, pause: Pause = slicer()): Promise<MemoryDocs> => {
   const fold = deps.folds.get(name)!;
@@ -118,34 +115,10 @@ interface RowSource {
   infos(refs: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>>;
 }
 
-/** Documents of `collection` by id, a page per read. */
-const getManyPaged = async <T extends Doc>(reads: ReadStore, collection: string, ids: readonly string[], pause: Pause): Promise<Map<string, T>> => {
-  const out = new Map<string, T>();
-  for (let i = 0; i < ids.length; i += PAGE) {
-    for (const [id, doc] of await reads.getMany<T>(collection, ids.slice(i, i + PAGE))) out.set(id, doc);
-    await pause();
-  }
-  return out;
-};
-
-const liveSource = (deps: ReportingDeps, name: string): RowSource => {
-  const names = collectionNames(name);
-  return {
-    async rows(pause) {
-      if (deps.liveRows) return deps.liveRows.rows(name, pause);
-      // Paged by id: one page per read, in id order as a single read would give them.
-      const all: RowDoc[] = [];
-      for (;;) {
-        const last = all.at(-1)?.id;
-        const page = await deps.reads.find<RowDoc>(names.rows, { ...(last !== undefined ? { where: { id: { $gt: last } } } : {}), sort: [['id', 'asc']], limit: PAGE });
-        all.push(...page);
-        await pause();
-        if (page.length < PAGE) return all;
-      }
-    },
-    infos: (refs, pause) => labelsNow(deps, name, refs, pause),
-  };
-};
+const liveSource = (deps: ReportingDeps, name: string): RowSource => ({
+  rows: (pause) => deps.liveRows.rows(name, pause),
+  infos: (refs, pause) => deps.liveInfos.summaries(name, refs, pause),
+});
 
 const memorySource = (docs: MemoryDocs, name: string): RowSource => {
   const names = collectionNames(name);
@@ -156,10 +129,6 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
     infos: async (refs) => new Map(refs.flatMap((r) => (objects.has(r) ? [[r, objects.get(r)!] as const] : []))),
   };
 };
-
-/** The objects' descriptions now (for their labels), kept between versions where the service keeps them. */
-const labelsNow = (deps: ReportingDeps, name: string, ids: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>> =>
-  deps.liveInfos ? deps.liveInfos.summaries(name, ids, pause) : getManyPaged<ObjectInfo>(deps.reads, collectionNames(name).objects, ids, pause);
 
 /**
  * Rows the principal may read, with the `objects` dictionary of every ref used as a fact value, as
@@ -190,9 +159,8 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
   // descriptions (titles, parents) as they were then.
   const ids = [...mentioned];
   const infos = await source.infos(ids, pause);
-  const current = access.all ? undefined : live ? infos : await labelsNow(deps, c.name, ids, pause);
-  const members = await collectionMembers({ collection: c, schema: deps.schema, rows: all, infos, current: current ?? infos, access, pause, ...(live && deps.liveInfos ? { entries: deps.liveInfos.entries } : {}) });
-  return members;
+  const current = live || access.all ? infos : await deps.liveInfos.summaries(c.name, ids, pause);
+  return collectionMembers({ collection: c, schema: deps.schema, rows: all, infos, current, access, pause, ...(live ? { entries: deps.liveInfos.entries } : {}) });
 };
 
 /**

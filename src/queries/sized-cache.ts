@@ -1,3 +1,5 @@
+import { BytesBounded } from './bytes-bounded.ts';
+
 /**
  * VersionedCache's protocol (src/projections/versioned-cache.ts: read `version()` before loading a
  * value, hand it to `set`; every entry goes when the version moves) bounded by the bytes its values
@@ -6,9 +8,8 @@
  * than a quarter of the bound is not kept.
  */
 export class SizedVersionedCache<K, V> {
-  private readonly entries = new Map<K, { readonly value: V; readonly bytes: number }>();
+  private readonly entries: BytesBounded<K, V>;
   private tag = -1;
-  private total = 0;
   hits = 0;
   misses = 0;
 
@@ -16,7 +17,9 @@ export class SizedVersionedCache<K, V> {
     private readonly currentVersion: () => number,
     readonly maxBytes: number,
     private readonly sizeOf: (value: V) => number,
-  ) {}
+  ) {
+    this.entries = new BytesBounded(maxBytes, maxBytes / 4);
+  }
 
   version(): number {
     return this.currentVersion();
@@ -29,7 +32,7 @@ export class SizedVersionedCache<K, V> {
       this.misses++;
       return undefined;
     }
-    const value = now < 0 ? undefined : this.entries.get(key)?.value;
+    const value = now < 0 ? undefined : this.entries.get(key);
     if (value === undefined) this.misses++;
     else this.hits++;
     return value;
@@ -38,27 +41,11 @@ export class SizedVersionedCache<K, V> {
   set(key: K, value: V, loadedAt: number): void {
     if (loadedAt < 0 || loadedAt !== this.currentVersion()) return;
     if (loadedAt !== this.tag) this.clear(loadedAt);
-    const bytes = this.sizeOf(value);
-    this.drop(key);
-    if (bytes > this.maxBytes / 4) return;
-    for (const oldest of this.entries.keys()) {
-      if (this.total + bytes <= this.maxBytes) break;
-      this.drop(oldest);
-    }
-    this.entries.set(key, { value, bytes });
-    this.total += bytes;
-  }
-
-  private drop(key: K): void {
-    const e = this.entries.get(key);
-    if (!e) return;
-    this.entries.delete(key);
-    this.total -= e.bytes;
+    this.entries.put(key, value, this.sizeOf(value));
   }
 
   private clear(tag: number): void {
-    if (this.entries.size > 0) this.entries.clear();
-    this.total = 0;
+    this.entries.clear();
     this.tag = tag;
   }
 
@@ -68,6 +55,6 @@ export class SizedVersionedCache<K, V> {
 
   /** Estimated bytes of the values kept. */
   get bytes(): number {
-    return this.total;
+    return this.entries.bytes;
   }
 }
