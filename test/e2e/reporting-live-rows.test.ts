@@ -6,6 +6,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestService, type TestService } from '../support/service.ts';
+import { commonReporterKey, created, patch, phdAnswer, TITLE, type Answer } from '../support/reporting.ts';
 import { collectionNames } from '../../src/projections/reporting/collection-fold.ts';
 
 interface Ctx {
@@ -16,34 +17,12 @@ interface Ctx {
 }
 
 const test = suite<Ctx>('Reporting API: rows kept between versions', {} as Ctx);
-const DATA = '/api/reporting/v0/collection-data/phd_projects';
-const TITLE = 'dc:attribute:title';
-
-const json = (svc: TestService, path: string, body: unknown, method = 'POST') =>
-  svc.request(path, { method, body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
-const created = async (svc: TestService, body: unknown) => {
-  const res = await json(svc, '/api/admin/objects', body);
-  assert.is(res.status, 201, await res.clone().text());
-  return ((await res.json()) as { ref: string }).ref;
-};
-const patch = async (svc: TestService, ref: string, body: unknown) => {
-  const res = await json(svc, `/api/admin/objects/${ref}`, body, 'PATCH');
-  assert.is(res.status, 200, await res.clone().text());
-};
-type Answer = { columns: string[]; rows: unknown[][]; objects: Record<string, { title: string }> };
-const answer = async (ctx: Ctx): Promise<Answer> => {
-  const res = await ctx.svc.request(DATA, { admin: false, headers: ctx.common });
-  assert.is(res.status, 200);
-  return (await res.json()) as Answer;
-};
+const answer = (ctx: Ctx): Promise<Answer> => phdAnswer(ctx.svc, ctx.common);
 const cell = (a: Answer, row: string, column: string) => a.rows.find((r) => r[0] === row)?.[a.columns.indexOf(column)];
 
 test.before(async (ctx) => {
   ctx.svc = await startTestService();
-  await json(ctx.svc, '/api/admin/groups', { code: 'svc:group:reporting', title: 'Reporting', readLabels: ['svc:label:common'] });
-  await json(ctx.svc, '/api/admin/users', { username: 'reporter', name: { first: 'Re', last: 'Porter' }, groups: ['svc:group:reporting'] });
-  const key = (await (await json(ctx.svc, '/api/admin/users/reporter/api-keys', { path: '/api/reporting/v0/' })).json()) as { key: string };
-  ctx.common = { Authorization: `Basic ${Buffer.from(`svc:${key.key}`).toString('base64')}` };
+  ctx.common = await commonReporterKey(ctx.svc);
   ctx.rowReads = [];
   const reads = ctx.svc.engines.reads;
   const rows = collectionNames('phd_projects').rows;

@@ -3,36 +3,17 @@
  * the rows and the objects they mention, not the whole fold state, and a chain's older versions of
  * a document (overridden by a later delta) are never parsed at all. The state reads the same.
  */
-import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
 import type { RecordedEvent } from '../../../src/events/event-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import type { Doc, WriteOp } from '../../../src/projections/read-store.ts';
-import { latestSnapshot, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { latestSnapshot, loadSnapshot, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
 import { ParsedSnapshotCache } from '../../../src/projections/reporting/parsed-snapshots.ts';
 import { seededRandom } from '../../../bench/support.ts';
-import { tempDir } from '../../support/tmp.ts';
+import { openSnapshotStore, snapshotStoreSuite } from '../../support/snapshot-store.ts';
 
-const test = suite<{ dir: string; remove(): void; stores: SqliteReadStore[] }>('snapshot lazy load', {} as never);
-test.before.each((ctx) => {
-  const tmp = tempDir('svc-snapshot-lazy');
-  ctx.dir = tmp.dir;
-  ctx.remove = tmp.remove;
-  ctx.stores = [];
-});
-test.after.each(async (ctx) => {
-  for (const store of ctx.stores) await store.close();
-  ctx.remove();
-});
-
-const open = async (ctx: { dir: string; stores: SqliteReadStore[] }) => {
-  const store = openSqliteReadStore(join(ctx.dir, 'read.db'));
-  ctx.stores.push(store);
-  await store.ensureCollection(snapshotSpec);
-  return store;
-};
+const test = snapshotStoreSuite('snapshot lazy load', 'svc-snapshot-lazy');
+const open = openSnapshotStore;
 
 const fold: Projector = { name: 'lazy', collections: [{ name: 'objects' }, { name: 'rows' }], apply: () => undefined };
 const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)) }) as RecordedEvent;

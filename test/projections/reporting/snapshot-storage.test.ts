@@ -4,33 +4,15 @@
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
 import type { RecordedEvent } from '../../../src/events/event-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import type { Doc } from '../../../src/projections/read-store.ts';
-import { SNAPSHOTS, latestSnapshot, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
-import { tempDir } from '../../support/tmp.ts';
+import { SNAPSHOTS, latestSnapshot, loadSnapshot, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { openSnapshotStore, snapshotStoreSuite, type SnapshotStoreCtx } from '../../support/snapshot-store.ts';
 
-const test = suite<{ dir: string; remove(): void; stores: SqliteReadStore[] }>('snapshot storage', {} as never);
-test.before.each((ctx) => {
-  const tmp = tempDir('svc-snapshot-storage');
-  ctx.dir = tmp.dir;
-  ctx.remove = tmp.remove;
-  ctx.stores = [];
-});
-test.after.each(async (ctx) => {
-  for (const store of ctx.stores) await store.close();
-  ctx.remove();
-});
-
-const open = async (ctx: { dir: string; stores: SqliteReadStore[] }) => {
-  const store = openSqliteReadStore(join(ctx.dir, 'read.db'));
-  ctx.stores.push(store);
-  await store.ensureCollection(snapshotSpec);
-  return store;
-};
+const test = snapshotStoreSuite('snapshot storage', 'svc-snapshot-storage');
+const open = openSnapshotStore;
 
 const fold: Projector = { name: 'people', collections: [{ name: 'objects' }], apply: () => undefined };
 
@@ -54,7 +36,8 @@ const people = (count: number): Doc[] =>
 
 const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)) }) as RecordedEvent;
 
-test('a snapshot is stored in at most a quarter of its entries’ JSON, and loads back unchanged', async (ctx) => {
+/** A full snapshot of 5,000 generated people: the bytes stored for it against the JSON of its entries. */
+const storePeople = async (ctx: SnapshotStoreCtx) => {
   const reads = await open(ctx);
   const docs = people(5000);
   await withSnapshots(fold, 1).afterBatch!({ reads, last: event(10), changes: [], state: async () => docs });
@@ -62,19 +45,18 @@ test('a snapshot is stored in at most a quarter of its entries’ JSON, and load
   const db = new Database(join(ctx.dir, 'read.db'), { readonly: true });
   const { stored } = db.prepare(`SELECT sum(length(CAST(doc AS BLOB))) AS stored FROM "${SNAPSHOTS}"`).get() as { stored: number };
   db.close();
+  return { reads, docs, entriesJson, stored };
+};
+
+test('a snapshot is stored in at most a quarter of its entries’ JSON, and loads back unchanged', async (ctx) => {
+  const { reads, docs, entriesJson, stored } = await storePeople(ctx);
   assert.ok(stored * 4 <= entriesJson, `${stored} bytes stored for ${entriesJson} bytes of entries`);
   const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'people'))!);
   assert.equal([...state.collections.get('objects')!.values()], docs);
 });
 
 test('chunks are compressed at a quality that stores such documents in at most a sixteenth of their JSON', async (ctx) => {
-  const reads = await open(ctx);
-  const docs = people(5000);
-  await withSnapshots(fold, 1).afterBatch!({ reads, last: event(10), changes: [], state: async () => docs });
-  const entriesJson = docs.reduce((n, doc) => n + Buffer.byteLength(JSON.stringify(['objects', doc.id, doc])), 0);
-  const db = new Database(join(ctx.dir, 'read.db'), { readonly: true });
-  const { stored } = db.prepare(`SELECT sum(length(CAST(doc AS BLOB))) AS stored FROM "${SNAPSHOTS}"`).get() as { stored: number };
-  db.close();
+  const { entriesJson, stored } = await storePeople(ctx);
   assert.ok(stored * 16 <= entriesJson, `${stored} bytes stored for ${entriesJson} bytes of entries`);
 });
 

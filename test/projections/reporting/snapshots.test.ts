@@ -4,34 +4,16 @@
  * reads back unchanged. On the embedded store: the chunking is the same on every engine.
  */
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import type { SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
 import type { RecordedEvent } from '../../../src/events/event-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import { writeOpBytes, type Doc } from '../../../src/projections/read-store.ts';
-import { CHUNK_BYTES, SNAPSHOTS, latestSnapshot, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
-import { tempDir } from '../../support/tmp.ts';
+import { CHUNK_BYTES, SNAPSHOTS, latestSnapshot, loadSnapshot, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { openSnapshotStore, snapshotStoreSuite } from '../../support/snapshot-store.ts';
 
-const test = suite<{ dir: string; remove(): void; stores: SqliteReadStore[] }>('snapshot chunks', {} as never);
-test.before.each((ctx) => {
-  const tmp = tempDir('svc-snapshots');
-  ctx.dir = tmp.dir;
-  ctx.remove = tmp.remove;
-  ctx.stores = [];
-});
-test.after.each(async (ctx) => {
-  for (const store of ctx.stores) await store.close();
-  ctx.remove();
-});
-
-const open = async (ctx: { dir: string; stores: SqliteReadStore[] }, options: Parameters<typeof openSqliteReadStore>[1] = {}) => {
-  const store = openSqliteReadStore(join(ctx.dir, 'read.db'), options);
-  ctx.stores.push(store);
-  await store.ensureCollection(snapshotSpec);
-  return store;
-};
+const test = snapshotStoreSuite('snapshot chunks', 'svc-snapshots');
+const open = openSnapshotStore;
 
 const fold: Projector = { name: 'bigfold', collections: [{ name: 'big' }], apply: () => undefined };
 
