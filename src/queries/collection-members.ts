@@ -10,6 +10,9 @@ type Pause = () => Promise<void>;
 /** `"<ref>":{…}` of an object in the `objects` dictionary, kept per summary object (summaries are replaced, never changed). */
 export type ObjectEntryMemo = WeakMap<InfoSummary, { readonly ref: string; readonly parentShown: boolean; readonly json: string }>;
 
+/** What an answer looks objects up in: a Map, or a view that reads each when asked. */
+export type Lookup<T> = { get(ref: string): T | undefined };
+
 /** Rows handled between two pauses. */
 const SLICE_ROWS = 500;
 
@@ -31,9 +34,9 @@ export interface MembersInput {
   /** The rows, in id order. */
   readonly rows: readonly RowDoc[];
   /** Descriptions (titles, parents) of the objects the rows name. */
-  readonly infos: ReadonlyMap<string, InfoSummary>;
+  readonly infos: Lookup<InfoSummary>;
   /** Labels now of the objects the rows name: who may read them. */
-  readonly current: ReadonlyMap<string, Pick<InfoSummary, 'labels'>>;
+  readonly current: Lookup<Pick<InfoSummary, 'labels'>>;
   readonly access: ReadAccess;
   readonly pause: Pause;
   readonly entries?: ObjectEntryMemo;

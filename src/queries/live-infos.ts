@@ -1,13 +1,13 @@
 import type { EventStore } from '../events/event-store.ts';
 import type { ReadStore } from '../projections/read-store.ts';
-import type { ObjectInfo } from '../projections/reporting/object-info.ts';
+import { described, type ObjectDescription, type ObjectInfo } from '../projections/reporting/object-info.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
 import type { ObjectEntryMemo } from './collection-members.ts';
 import { objectsChangedSince } from './changed-objects.ts';
 import { OneAtATime } from './one-at-a-time.ts';
 
 /** What a collection-data answer takes of an object the rows name: who may read it and how it is described. */
-export type InfoSummary = Pick<ObjectInfo, 'title' | 'parent' | 'behaviour' | 'labels'>;
+export type InfoSummary = ObjectDescription;
 
 type Pause = () => Promise<void>;
 
@@ -22,7 +22,6 @@ interface Mirror {
 /** Objects read from the store per call. */
 const PAGE = 1000;
 
-const summaryOf = (info: ObjectInfo): InfoSummary => ({ title: info.title, parent: info.parent, behaviour: info.behaviour, labels: info.labels });
 // Heap bytes of a kept summary, roughly: the strings (UTF-16 at worst) and the objects around them.
 const sizeOf = (id: string, s: InfoSummary): number => 160 + 2 * (id.length + s.title.length + (s.parent?.length ?? 0) + (s.behaviour?.length ?? 0) + s.labels.reduce((n, l) => n + l.length + 16, 0));
 
@@ -105,7 +104,7 @@ export class LiveInfos {
     const out = into instanceof Map ? into : into.infos;
     for (let i = 0; i < ids.length; i += PAGE) {
       for (const [id, info] of await this.reads.getMany<ObjectInfo>(objects, ids.slice(i, i + PAGE))) {
-        const s = summaryOf(info);
+        const s = described(info);
         if (mirror) {
           this.forget(mirror, id);
           mirror.bytes += sizeOf(id, s);

@@ -13,8 +13,9 @@ import type { AnswerCache, Slices } from './answer-cache.ts';
 import type { ReplayLimiter } from './replay-limit.ts';
 import type { InfoSummary, LiveInfos } from './live-infos.ts';
 import type { LiveRows } from './live-rows.ts';
-import { collectionMembers } from './collection-members.ts';
-import type { ObjectInfo } from '../projections/reporting/object-info.ts';
+import { collectionMembers, type Lookup } from './collection-members.ts';
+import { describeObject, type ObjectInfo } from '../projections/reporting/object-info.ts';
+import { LazyDocMap } from '../projections/reporting/lazy-docs.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import type { ReadAccess } from '../domain/users/users.ts';
 
@@ -112,7 +113,7 @@ export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: 
 
 interface RowSource {
   rows(pause: Pause): Promise<readonly RowDoc[]>;
-  infos(refs: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>>;
+  infos(refs: readonly string[], pause: Pause): Promise<Lookup<InfoSummary>>;
 }
 
 const liveSource = (deps: ReportingDeps, name: string): RowSource => ({
@@ -123,10 +124,16 @@ const liveSource = (deps: ReportingDeps, name: string): RowSource => ({
 const memorySource = (docs: MemoryDocs, name: string): RowSource => {
   const names = collectionNames(name);
   const rows = docs.collections.get(names.rows) ?? new Map();
-  const objects = (docs.collections.get(names.objects) ?? new Map()) as Map<string, ObjectInfo>;
+  const objects = docs.collections.get(names.objects) ?? new Map();
+  // Described as they are asked for (an answer describes only what it shows), from the fold
+  // documents' text where they are not parsed yet: their attributes are never read here.
+  const describe: Lookup<InfoSummary> =
+    objects instanceof LazyDocMap
+      ? { get: (ref) => objects.part(ref, describeObject, (doc) => doc as ObjectInfo) }
+      : { get: (ref) => objects.get(ref) as ObjectInfo | undefined };
   return {
     rows: async () => [...(rows.values() as Iterable<RowDoc>)].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
-    infos: async (refs) => new Map(refs.flatMap((r) => (objects.has(r) ? [[r, objects.get(r)!] as const] : []))),
+    infos: async () => describe,
   };
 };
 

@@ -64,6 +64,21 @@ export class LazyDocMap extends Map<string, Doc> {
     return super.size + this.raw.size;
   }
 
+  /**
+   * What `part` makes of a document's JSON text, or of the document where it is parsed already,
+   * without parsing it here: an answer that reads a few fields of many documents. What `part`
+   * returns is kept with the text for the next caller (and the copies of this map), so `part` must
+   * be the same function for the same use.
+   */
+  part<P>(id: string, fromJson: (json: string) => P, fromDoc: (doc: Doc) => P): P | undefined {
+    const doc = super.get(id);
+    if (doc !== undefined) return fromDoc(doc);
+    const cell = this.raw.get(id);
+    if (cell === undefined) return undefined;
+    if (cell.doc !== undefined) return fromDoc(cell.doc);
+    return (cell.part ??= fromJson(cell.json)) as P;
+  }
+
   /** The documents parsed so far, here or through a copy (parses nothing). */
   *parsed(): Generator<Doc> {
     yield* super.values();
@@ -108,8 +123,8 @@ export class LazyDocMap extends Map<string, Doc> {
   }
 }
 
-/** A document's JSON text, and the document once some copy has parsed it. */
-type Cell = { readonly json: string; doc?: Doc };
+/** A document's JSON text, the document once some copy has parsed it, and what `part` made of the text. */
+type Cell = { readonly json: string; doc?: Doc; part?: unknown };
 
 /** The collection `name` of `state` as a LazyDocMap (one is put in its place if it holds another kind of map). */
 export const lazyCollection = (state: MemoryDocs, name: string): LazyDocMap => {
