@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../events/event-store.ts';
 import type { CollectionSpec, Doc, ReadStore, WriteOp } from './read-store.ts';
+import type { MemoryDocs } from './batch-docs.ts';
 
 /** What a projector may do with read-model documents while folding one event. */
 export interface DocAccess {
@@ -32,6 +33,12 @@ export interface Projector {
   afterBatch?(context: BatchContext): Promise<void>;
   /** Runs once a rebuild has been switched in (e.g. to retire data derived from the old version). */
   afterRebuild?(reads: ReadStore): Promise<void>;
+  /**
+   * Collections whose documents follow from the fold's other collections: snapshots leave them out,
+   * and whoever loads a snapshot makes them again with `derive` (replacing what the state held)
+   * before folding further events onto it.
+   */
+  readonly derived?: { readonly collections: readonly string[]; derive(state: MemoryDocs): void };
 }
 
 export interface BatchContext {

@@ -103,7 +103,7 @@ const slicer = (): Pause => {
 export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date, pause: Pause = slicer()): Promise<MemoryDocs> => {
   const fold = deps.folds.get(name)!;
   const snapshot = await latestSnapshot(deps.reads, fold.name, at);
-  const docs = snapshot ? await loadSnapshot(deps.reads, deps.parsedSnapshots, snapshot) : new MemoryDocs();
+  const docs = snapshot ? await loadSnapshot(deps.reads, deps.parsedSnapshots, snapshot, fold.derived) : new MemoryDocs();
   for await (const event of deps.events.readAll({ after: snapshot?.position ?? 0, until: at, types: OBJECT_EVENT_TYPES })) {
     await fold.apply(event, docs);
     await pause();

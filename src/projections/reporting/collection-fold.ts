@@ -10,6 +10,7 @@ import { attributesRead, firstLinkRef, linkedTargets, lookAhead, rowValues } fro
 import { firstLink, type ObjectInfo } from './object-info.ts';
 import type { RowDoc } from '../read-models.ts';
 import { sameJson } from './same-json.ts';
+import type { MemoryDocs } from '../batch-docs.ts';
 
 type DependentsDoc = { readonly id: string; readonly rows: readonly string[] };
 
@@ -181,8 +182,30 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
     }
   };
 
+  /**
+   * The dependents of a state, made from its rows: a row lists in `linkedTo` every object it reads
+   * through links, and the dependents document of an object lists the rows that read it (the fold
+   * keeps both in step). Snapshots leave the dependents out: they are long lists of refs that
+   * hardly compress, rewritten whole whenever one row joins or leaves, and they were most of a
+   * snapshot's bytes. The order of the rows in a list may differ from the fold's; it means nothing.
+   */
+  const deriveDependents = (state: MemoryDocs) => {
+    const lists = new Map<string, string[]>();
+    for (const row of (state.collections.get(names.rows)?.values() ?? []) as Iterable<RowDoc>) {
+      for (const target of row.linkedTo) {
+        const list = lists.get(target);
+        if (list) list.push(row.id);
+        else lists.set(target, [row.id]);
+      }
+    }
+    const dependents = new Map<string, DependentsDoc>();
+    for (const [id, rows] of lists) dependents.set(id, { id, rows });
+    state.collections.set(names.dependents, dependents);
+  };
+
   return {
     name: projectionName(collection.name),
+    derived: { collections: [names.dependents], derive: deriveDependents },
     collections: [
       { name: names.rows, indexes: [] },
       { name: names.objects, indexes: [] },

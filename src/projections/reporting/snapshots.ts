@@ -71,7 +71,7 @@ const DECOMPRESS_AHEAD = 4;
  * events onto; `recent` holds what was loaded before from `reads`, and keeps this one. Documents
  * are parsed when first read (see LazyDocMap).
  */
-export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, meta: SnapshotMeta): Promise<MemoryDocs> => {
+export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, meta: SnapshotMeta, derived?: Projector['derived']): Promise<MemoryDocs> => {
   const { chain } = meta;
   let from = chain.length - 1;
   while (from >= 0 && !recent.has(chain[from]!)) from--;
@@ -82,7 +82,8 @@ export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, me
     recent.delete(meta.id);
   } else {
     state = start ? copyState(start) : new MemoryDocs();
-    await applyChain(reads, meta.id, chain.slice(from + 1), state);
+    await applyChain(reads, meta.id, chain.slice(from + 1), state, new Set(derived?.collections));
+    derived?.derive(state);
   }
   recent.set(meta.id, state);
   for (const id of recent.keys()) if (recent.size > KEEP_PARSED) recent.delete(id);
@@ -93,7 +94,7 @@ export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, me
  * Applies the links of a chain onto `docs`, newest first: an entry whose document a later link
  * already set (or removed) is skipped, so only the newest version of each is kept, unparsed.
  */
-const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs): Promise<void> => {
+const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs, omitted: ReadonlySet<string>): Promise<void> => {
   const metas = await reads.getMany<SnapshotMeta>(SNAPSHOTS, chain);
   const stored: StoredChunk[][] = [];
   for (const id of chain) {
@@ -128,6 +129,8 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
     const { text, entries } = await started[i]!;
     delete started[i];
     for (const { collection, id, json, doc } of entries) {
+      // Made again after loading (snapshots written before they were left out hold them).
+      if (omitted.has(collection)) continue;
       let done = seen.get(collection);
       if (!done) seen.set(collection, (done = new Set()));
       if (done.has(id)) continue;
@@ -251,7 +254,9 @@ const writeSnapshot = async (reads: ReadStore, key: string, entries: Iterable<En
  */
 export const withSnapshots = (fold: Projector, interval: number): Projector => {
   const trackers = new Map<string, Tracker>();
-  const logical = new Map(fold.collections.map((c) => [c.name, c.name]));
+  const omitted = new Set(fold.derived?.collections);
+  const stored = fold.collections.filter((c) => !omitted.has(c.name));
+  const logical = new Map(stored.map((c) => [c.name, c.name]));
   return {
     ...fold,
     async afterBatch(ctx: BatchContext) {
@@ -283,7 +288,7 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
         // Streamed: a fold's whole state need not fit in memory twice (or at all, once a rebuild spills it).
         let count = 0;
         const entries = async function* (): AsyncGenerator<Entry> {
-          for (const spec of fold.collections) {
+          for (const spec of stored) {
             for await (const doc of await ctx.state(spec.name)) {
               count++;
               yield [spec.name, doc.id, doc];

@@ -79,14 +79,18 @@ test('a growing fold rebuilt: deltas up to three times the full copy they build 
     }
     assert.ok(most > 1, `deltas at most ${most.toFixed(2)} times their full copy`);
 
-    // The newest snapshot (at the head) loads to the rebuilt collections.
+    // The newest snapshot (at the head) loads to the rebuilt collections; the dependents, left out
+    // of snapshots, are made again from the rows (their lists in another order, which means nothing).
     const newest = metas[metas.length - 1]!;
     assert.is(newest.position, await events.headPosition());
-    const state = await loadSnapshot(reads, new Map(), newest as never);
+    const state = await loadSnapshot(reads, new Map(), newest as never, fold.derived);
+    const derived = new Set(fold.derived!.collections);
+    const normal = (docs: Iterable<{ id: string; rows?: string[] }>, name: string) =>
+      [...docs].map((d) => (derived.has(name) ? { ...d, rows: [...d.rows!].sort() } : d)).sort((a, b) => a.id.localeCompare(b.id));
     for (const spec of fold.collections) {
-      const loaded = [...(state.collections.get(spec.name)?.values() ?? [])].sort((a, b) => a.id.localeCompare(b.id));
-      const stored = (await reads.find<{ id: string }>(spec.name)).sort((a, b) => a.id.localeCompare(b.id));
-      assert.equal(loaded, stored, spec.name);
+      const stored = await reads.find<{ id: string }>(spec.name);
+      assert.ok(stored.length > 0, spec.name);
+      assert.equal(normal(state.collections.get(spec.name)?.values() ?? [], spec.name), normal(stored, spec.name), spec.name);
     }
   } finally {
     await events.close();
