@@ -1,5 +1,6 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import type { Doc } from '../read-store.ts';
+import { withId } from './snapshot-chunks.ts';
 
 /**
  * One collection of a fold state loaded from a snapshot: documents kept as their JSON text until
@@ -16,10 +17,10 @@ export class LazyDocMap extends Map<string, Doc> {
   private readonly raw = new Map<string, Cell>();
   readonly sources = new Set<string>();
 
-  /** A document as JSON text, `source` the text it is a slice of. */
-  setRaw(id: string, json: string, source?: string): void {
+  /** A document as JSON text (without its id member when `idless`), `source` the text it is a slice of. */
+  setRaw(id: string, json: string, source?: string, idless = false): void {
     super.delete(id);
-    this.raw.set(id, { json });
+    this.raw.set(id, { json, idless });
     if (source !== undefined) this.sources.add(source);
   }
 
@@ -33,7 +34,7 @@ export class LazyDocMap extends Map<string, Doc> {
     if (doc !== undefined) return doc;
     const cell = this.raw.get(id);
     if (cell === undefined) return undefined;
-    const parsed = (cell.doc ??= JSON.parse(cell.json) as Doc);
+    const parsed = (cell.doc ??= JSON.parse(cell.idless ? withId(id, cell.json) : cell.json) as Doc);
     this.raw.delete(id);
     super.set(id, parsed);
     if (this.raw.size === 0) this.sources.clear();
@@ -65,7 +66,8 @@ export class LazyDocMap extends Map<string, Doc> {
   }
 
   /**
-   * What `part` makes of a document's JSON text, or of the document where it is parsed already,
+   * What `part` makes of a document's JSON text (which may lack its id member: see setRaw), or of
+   * the document where it is parsed already,
    * without parsing it here: an answer that reads a few fields of many documents. What `part`
    * returns is kept with the text for the next caller (and the copies of this map), so `part` must
    * be the same function for the same use.
@@ -124,7 +126,7 @@ export class LazyDocMap extends Map<string, Doc> {
 }
 
 /** A document's JSON text, the document once some copy has parsed it, and what `part` made of the text. */
-type Cell = { readonly json: string; doc?: Doc; part?: unknown };
+type Cell = { readonly json: string; readonly idless: boolean; doc?: Doc; part?: unknown };
 
 /** The collection `name` of `state` as a LazyDocMap (one is put in its place if it holds another kind of map). */
 export const lazyCollection = (state: MemoryDocs, name: string): LazyDocMap => {

@@ -1,7 +1,7 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import type { BatchContext, Projector } from '../projector.ts';
 import { writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
-import { COMPRESSED_SHARE, encodeChunk, entryLine, readChunk, type Entry, type StoredChunk } from './snapshot-chunks.ts';
+import { COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type StoredChunk } from './snapshot-chunks.ts';
 import { copyState, lazyCollection } from './lazy-docs.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
@@ -128,7 +128,7 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
     for (let ahead = i; ahead < i + DECOMPRESS_AHEAD; ahead++) start(ahead);
     const { text, entries } = await started[i]!;
     delete started[i];
-    for (const { collection, id, json, doc } of entries) {
+    for (const { collection, id, json, idless, doc } of entries) {
       // Made again after loading (snapshots written before they were left out hold them).
       if (omitted.has(collection)) continue;
       let done = seen.get(collection);
@@ -138,7 +138,7 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
       const target = lazyCollection(docs, collection);
       if (json !== undefined) {
         if (json === '') target.delete(id);
-        else target.setRaw(id, json, text);
+        else target.setRaw(id, json, text, idless);
       } else if (doc) target.set(id, doc);
       else target.delete(id);
     }
@@ -190,15 +190,16 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
 };
 
 /**
- * Chunk documents of snapshot `id`: at most CHUNK entries each, and entries' lines of at most a
+ * Chunk documents of snapshot `id`: at most CHUNK entries each, and entries' text of at most a
  * share of `maxBytes` that stays within it once compressed (an entry larger than that alone makes
- * a chunk of its own). Each entry is encoded once: its line sizes the chunk and is what is compressed.
+ * a chunk of its own; a run header per collection fits in what that share leaves). Each entry is
+ * encoded once: its text sizes the chunk and is what is compressed.
  */
 async function* toChunks(id: string, entries: Iterable<Entry> | AsyncIterable<Entry>, maxBytes: number): AsyncGenerator<Sized> {
   // What the rest of a chunk document takes (the longest id a snapshot's chunk can have, the keys), so the whole stays within maxBytes.
-  const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, f: 2, z: '' }))) * COMPRESSED_SHARE);
+  const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, f: 3, z: '' }))) * COMPRESSED_SHARE);
   let count = 0;
-  let encoded: string[] = [];
+  let encoded: EncodedEntry[] = [];
   let bytes = 0;
   const flush = async (): Promise<Sized> => {
     const { doc, json } = await encodeChunk(`${id}#${count++}`, encoded);
@@ -207,12 +208,11 @@ async function* toChunks(id: string, entries: Iterable<Entry> | AsyncIterable<En
     return { op: { kind: 'put', collection: SNAPSHOTS, doc, json }, bytes: Buffer.byteLength(json) };
   };
   for await (const entry of entries) {
-    const text = entryLine(entry);
-    const size = Buffer.byteLength(text);
-    // `+ 1`: the newline before it.
-    if (encoded.length > 0 && (encoded.length >= CHUNK || bytes + 1 + size > budget)) yield await flush();
-    bytes += (encoded.length > 0 ? 1 : 0) + size;
-    encoded.push(text);
+    const e = encodeEntry(entry);
+    const size = entryBytes(e);
+    if (encoded.length > 0 && (encoded.length >= CHUNK || bytes + size > budget)) yield await flush();
+    bytes += size;
+    encoded.push(e);
   }
   if (encoded.length > 0) yield await flush();
 }

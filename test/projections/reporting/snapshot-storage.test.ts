@@ -4,11 +4,13 @@
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import { brotliCompressSync, brotliDecompressSync } from 'node:zlib';
 import * as assert from 'uvu/assert';
 import type { RecordedEvent } from '../../../src/events/event-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import type { Doc } from '../../../src/projections/read-store.ts';
 import { SNAPSHOTS, latestSnapshot, loadSnapshot, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { chunkEntries, encodeChunk, encodeEntry, type Entry, type StoredChunk } from '../../../src/projections/reporting/snapshot-chunks.ts';
 import { openSnapshotStore, snapshotStoreSuite, type SnapshotStoreCtx } from '../../support/snapshot-store.ts';
 
 const test = snapshotStoreSuite('snapshot storage', 'svc-snapshot-storage');
@@ -82,6 +84,81 @@ test('chunks stored before compression (plain entries) still load, a full snapsh
   ]);
   const full = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'people', event(5).recordedAt))!);
   assert.equal([...full.collections.get('objects')!.values()], docs);
+  const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'people'))!);
+  const byId = (a: Doc, b: Doc) => a.id.localeCompare(b.id);
+  const expected = docs.filter((_, i) => i !== 4).map((d) => (d.id === changed.id ? changed : d));
+  assert.equal([...state.collections.get('objects')!.values()].sort(byId), expected.sort(byId));
+});
+
+/** A stored chunk's text, decompressed. */
+const chunkText = (chunk: StoredChunk) => brotliDecompressSync(Buffer.from(chunk.z!, 'base64')).toString('utf8');
+const occurrences = (text: string, s: string) => text.split(s).length - 1;
+
+// Ids are random and hardly compress: written twice per entry (as the line's and inside the
+// document), they were about 7% of a real history's snapshot bytes.
+test('a chunk holds each id once and each collection name once', async (ctx) => {
+  const reads = await open(ctx);
+  const two: Projector = { name: 'two', collections: [{ name: 'objects' }, { name: 'rows' }], apply: () => undefined };
+  const snapshots = withSnapshots(two, 1);
+  const docs = people(300);
+  const rows = docs.map((d) => ({ id: d.id, values: [d.title] }));
+  const state = { objects: docs, rows };
+  await snapshots.afterBatch!({ reads, last: event(10), changes: [], state: async (c: string) => state[c as keyof typeof state] });
+  // A delta lists its changes as they came: collections mixed.
+  const changes = docs.slice(0, 40).flatMap((d, i) => [
+    { kind: 'put', collection: 'objects', doc: { ...d, title: `Changed ${i}` } } as const,
+    i % 3 ? ({ kind: 'put', collection: 'rows', doc: { id: d.id, values: [`Changed ${i}`] } } as const) : ({ kind: 'delete', collection: 'rows', id: d.id } as const),
+  ]);
+  await snapshots.afterBatch!({ reads, last: event(20), after: 10, changes, state: async () => [] });
+  const chunks = (await reads.find<StoredChunk & { chain?: unknown }>(SNAPSHOTS)).filter((d) => d.chain === undefined);
+  assert.is(chunks.length, 2);
+  for (const chunk of chunks) {
+    const text = chunkText(chunk);
+    const entries = await chunkEntries(chunk);
+    assert.ok(entries.length >= 80, `${entries.length} entries`);
+    // Once per entry: an object and its row share an id.
+    for (const [, id] of entries) assert.is(occurrences(text, id), entries.filter(([, other]) => other === id).length, `${chunk.id}: ${id}`);
+    for (const name of ['objects', 'rows']) assert.is(occurrences(text, name), 1, `${chunk.id}: ${name}`);
+  }
+  const loaded = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'two'))!);
+  const byId = (a: Doc, b: Doc) => a.id.localeCompare(b.id);
+  const expected = (c: 'objects' | 'rows') => {
+    const out = new Map(state[c].map((d) => [d.id, d as Doc]));
+    for (const op of changes) if (op.collection === c) (op.kind === 'put' ? out.set(op.doc.id, op.doc) : out.delete(op.id));
+    return [...out.values()].sort(byId);
+  };
+  for (const c of ['objects', 'rows'] as const) assert.equal([...loaded.collections.get(c)!.values()].sort(byId), expected(c), c);
+});
+
+test('entries read back as written: odd ids and names, a document without its id first, one that is only an id, removals', async () => {
+  const entries: Entry[] = [
+    ['objects', 'plain', { id: 'plain', title: 'Plain', nested: { id: 'inner' } }],
+    ['ob\tjects\n\\', 'id\twith\ntabs\\and "quotes"', { id: 'id\twith\ntabs\\and "quotes"', title: 'Odd' }],
+    ['objects', 'late', { title: 'Id last', list: [1, 2], id: 'late' }],
+    ['rows', 'only', { id: 'only' }],
+    ['objects', 'gone', null],
+    ['rows', '{"id":', { id: '{"id":', values: ['{"id":"x",'] }],
+    ['objects', 'é日本', { id: 'é日本', title: 'naïve \u0000 \\' }],
+  ];
+  const { doc } = await encodeChunk('t#0', entries.map(encodeEntry));
+  // Grouped by collection, in the order each first came (a chunk holds a document once: order within it means nothing).
+  const order = [...new Set(entries.map(([c]) => c))];
+  assert.equal(await chunkEntries(doc), order.flatMap((c) => entries.filter(([other]) => other === c)));
+});
+
+test('chunks written before as one line per entry (format 2) still load', async (ctx) => {
+  const reads = await open(ctx);
+  const docs = people(30);
+  const line = (collection: string, id: string, doc: Doc | null) => `${collection}\t${id}\t${doc ? JSON.stringify(doc) : ''}`;
+  const z = (lines: string[]) => brotliCompressSync(lines.join('\n')).toString('base64');
+  const changed = { ...docs[3]!, title: 'Changed' };
+  const meta = (position: number, chain: string[]) => ({ id: `people@${position}`, collection: 'people', position, recordedAt: event(position).recordedAt.toISOString(), chunks: 1, chain });
+  await reads.bulkWrite([
+    { kind: 'put', collection: SNAPSHOTS, doc: { id: 'people@5#0', f: 2, z: z(docs.map((d) => line('objects', d.id, d))) } },
+    { kind: 'put', collection: SNAPSHOTS, doc: meta(5, ['people@5']) },
+    { kind: 'put', collection: SNAPSHOTS, doc: { id: 'people@6#0', f: 2, z: z([line('objects', changed.id, changed), line('objects', docs[4]!.id, null)]) } },
+    { kind: 'put', collection: SNAPSHOTS, doc: meta(6, ['people@5', 'people@6']) },
+  ]);
   const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'people'))!);
   const byId = (a: Doc, b: Doc) => a.id.localeCompare(b.id);
   const expected = docs.filter((_, i) => i !== 4).map((d) => (d.id === changed.id ? changed : d));
