@@ -66,11 +66,10 @@ export class LazyDocMap extends Map<string, Doc> {
   }
 
   /**
-   * What `part` makes of a document's JSON text (which may lack its id member: see setRaw), or of
-   * the document where it is parsed already,
-   * without parsing it here: an answer that reads a few fields of many documents. What `part`
-   * returns is kept with the text for the next caller (and the copies of this map), so `part` must
-   * be the same function for the same use.
+   * What `fromJson` makes of a document's JSON text (which may lack its id member: see setRaw), or
+   * `fromDoc` of the document where it is parsed already, without parsing it here: for an answer
+   * that reads a few fields of many documents. What `fromJson` returns is kept with the text for
+   * the next caller (and the copies of this map), so it must be the same function for every caller.
    */
   part<P>(id: string, fromJson: (json: string) => P, fromDoc: (doc: Doc) => P): P | undefined {
     const doc = super.get(id);
