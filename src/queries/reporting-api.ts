@@ -17,6 +17,7 @@ import { collectionMembers, type Lookup } from './collection-members.ts';
 import { describeObject, type ObjectInfo } from '../projections/reporting/object-info.ts';
 import { LazyDocMap } from '../projections/reporting/lazy-docs.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
+import { UnreadableChunkError } from '../projections/reporting/snapshot-chunks.ts';
 import type { ReadAccess } from '../domain/users/users.ts';
 
 export interface ReportingDeps {
@@ -99,11 +100,22 @@ const slicer = (): Pause => {
   };
 };
 
-/** Replays the log into the collection's fold, from the newest snapshot at or before `at` to the last event at or before it. */
+/**
+ * Replays the log into the collection's fold, from the newest snapshot at or before `at` to the last
+ * event at or before it. A snapshot written by a newer version (a cluster upgraded one process at a
+ * time) in a format this one cannot read is passed over: the replay starts from the log's start.
+ */
 export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date, pause: Pause = slicer()): Promise<MemoryDocs> => {
   const fold = deps.folds.get(name)!;
-  const snapshot = await latestSnapshot(deps.reads, fold.name, at);
-  const docs = snapshot ? await loadSnapshot(deps.reads, deps.parsedSnapshots, snapshot, fold.derived) : new MemoryDocs();
+  const found = await latestSnapshot(deps.reads, fold.name, at);
+  const loaded = found
+    ? await loadSnapshot(deps.reads, deps.parsedSnapshots, found, fold.derived).catch((e: unknown) => {
+        if (e instanceof UnreadableChunkError) return undefined;
+        throw e;
+      })
+    : undefined;
+  const snapshot = loaded ? found : null;
+  const docs = loaded ?? new MemoryDocs();
   for await (const event of deps.events.readAll({ after: snapshot?.position ?? 0, until: at, types: OBJECT_EVENT_TYPES })) {
     await fold.apply(event, docs);
     await pause();

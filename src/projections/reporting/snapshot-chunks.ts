@@ -32,7 +32,14 @@ const QUALITY = 6;
 export type Entry = readonly [collection: string, id: string, doc: Doc | null];
 
 /** A chunk as stored: `z` with its format `f` (3 now, 2 before); `z` alone and `entries` in stores written before. */
-export type StoredChunk = { readonly id: string; readonly z?: string; readonly f?: 2 | 3; readonly entries?: readonly Entry[] };
+export type StoredChunk = { readonly id: string; readonly z?: string; readonly f?: number; readonly entries?: readonly Entry[] };
+
+/** A chunk written by a newer version, in a format this one does not read. */
+export class UnreadableChunkError extends Error {
+  constructor(readonly chunk: string, readonly format: number) {
+    super(`Snapshot chunk ${chunk} is in format ${format}, which this version does not read`);
+  }
+}
 
 const compress = promisify(brotliCompress);
 const decompress = promisify(brotliDecompress);
@@ -114,6 +121,7 @@ export type RawEntry = { readonly collection: string; readonly id: string; reado
  */
 export const readChunk = async (chunk: StoredChunk): Promise<{ text?: string; entries: RawEntry[] }> => {
   if (chunk.z === undefined) return { entries: (chunk.entries ?? []).map(([collection, id, doc]) => ({ collection, id, doc })) };
+  if (chunk.f !== undefined && chunk.f !== 2 && chunk.f !== 3) throw new UnreadableChunkError(chunk.id, chunk.f);
   const text = (await decompress(Buffer.from(chunk.z, 'base64'), { chunkSize: OUTPUT_CHUNK })).toString('utf8');
   if (chunk.f === 3) return { text, entries: runEntries(text) };
   if (chunk.f === 2) return { text, entries: lineEntries(text) };
