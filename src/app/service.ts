@@ -16,6 +16,7 @@ import { runnerStatus } from '../queries/reporting-api.ts';
 import { AnswerCache } from '../queries/answer-cache.ts';
 import { LiveInfos } from '../queries/live-infos.ts';
 import { LiveRows } from '../queries/live-rows.ts';
+import { ChangedObjects } from '../queries/changed-objects.ts';
 import { ReplayLimiter } from '../queries/replay-limit.ts';
 import { countedCaches, createCaches } from './caches.ts';
 import { ServiceMetrics } from './metrics.ts';
@@ -67,6 +68,8 @@ export const startService = async (config: Config, options: ServiceOptions = {})
     validSeconds: config.files.downloadValidSeconds,
     ...(options.clock ? { clock: options.clock } : {}),
   });
+  // Shared by the live rows and descriptions: both follow the same stretches of the log.
+  const changes = new ChangedObjects(engines.events);
   const app = createApp({
     config,
     logger,
@@ -99,8 +102,8 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       versionOf: (projection) => runner.version(projection),
       answers: new AnswerCache(config.reporting.cacheBytes),
       replays: new ReplayLimiter(config.reporting.atConcurrency, config.reporting.atQueue),
-      liveInfos: new LiveInfos(engines.reads, engines.events, config.reporting.objectsCacheBytes),
-      liveRows: new LiveRows(engines.reads, engines.events, config.reporting.objectsCacheBytes),
+      liveInfos: new LiveInfos(engines.reads, changes, config.reporting.objectsCacheBytes),
+      liveRows: new LiveRows(engines.reads, changes, config.reporting.objectsCacheBytes),
     },
   });
   const http = await startHttpServer(app.callback(), config, logger);

@@ -7,6 +7,7 @@ import type { ReportingDeps } from '../queries/reporting-api.ts';
 import { storedProjectionStatus } from './projection-status.ts';
 import { LiveInfos } from '../queries/live-infos.ts';
 import { LiveRows } from '../queries/live-rows.ts';
+import { ChangedObjects } from '../queries/changed-objects.ts';
 import { snapshotSpec, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 
 /** The configured engines and domain, as the service would open them, for one CLI command. */
@@ -41,18 +42,21 @@ export const openCli = async (): Promise<CliContext> => {
     engines,
     projector,
     select: (name) => (name === 'all' ? [...model.projectors] : [projector(name)]),
-    reporting: () => ({
-      reads: engines.reads,
-      events: engines.events,
-      schema: model.schema,
-      collections: model.collections,
-      folds: model.folds,
-      parsedSnapshots,
-      liveInfos: new LiveInfos(engines.reads, engines.events, config.reporting.objectsCacheBytes),
-      liveRows: new LiveRows(engines.reads, engines.events, config.reporting.objectsCacheBytes),
-      clock: Date.now,
-      statusOf: async (name) => (await storedProjectionStatus(engines.events, engines.reads, model.projectors.filter((p) => p.name === name)))[0],
-    }),
+    reporting: () => {
+      const changes = new ChangedObjects(engines.events);
+      return {
+        reads: engines.reads,
+        events: engines.events,
+        schema: model.schema,
+        collections: model.collections,
+        folds: model.folds,
+        parsedSnapshots,
+        liveInfos: new LiveInfos(engines.reads, changes, config.reporting.objectsCacheBytes),
+        liveRows: new LiveRows(engines.reads, changes, config.reporting.objectsCacheBytes),
+        clock: Date.now,
+        statusOf: async (name) => (await storedProjectionStatus(engines.events, engines.reads, model.projectors.filter((p) => p.name === name)))[0],
+      };
+    },
     close: () => engines.close(),
   };
 };

@@ -1,9 +1,8 @@
-import type { EventStore } from '../events/event-store.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import { described, type ObjectDescription, type ObjectInfo } from '../projections/reporting/object-info.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
 import type { ObjectEntryMemo } from './collection-members.ts';
-import { objectsChangedSince } from './changed-objects.ts';
+import type { ChangedObjects } from './changed-objects.ts';
 import { OneAtATime } from './one-at-a-time.ts';
 
 /** What a collection-data answer takes of an object the rows name: who may read it and how it is described. */
@@ -45,7 +44,7 @@ export class LiveInfos {
 
   constructor(
     private readonly reads: ReadStore,
-    private readonly events: EventStore,
+    private readonly changes: ChangedObjects,
     readonly maxBytes: number,
   ) {}
 
@@ -72,7 +71,7 @@ export class LiveInfos {
     let mirror = this.mirrors.get(collection);
     if (mirror && (mirror.generation !== generation || mirror.position > checkpoint.position)) mirror = undefined;
     if (mirror && mirror.position < checkpoint.position) {
-      const changed = await objectsChangedSince(this.events, mirror.position, checkpoint.position);
+      const changed = await this.changes.since(mirror.position, checkpoint.position);
       if (changed === undefined) mirror = undefined;
       else {
         const stale = [...changed].filter((id) => mirror!.infos.has(id));

@@ -1,8 +1,7 @@
-import type { EventStore } from '../events/event-store.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import type { RowDoc } from '../projections/read-models.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
-import { objectsChangedSince } from './changed-objects.ts';
+import type { ChangedObjects } from './changed-objects.ts';
 import { OneAtATime } from './one-at-a-time.ts';
 
 type Pause = () => Promise<void>;
@@ -47,7 +46,7 @@ export class LiveRows {
 
   constructor(
     private readonly reads: ReadStore,
-    private readonly events: EventStore,
+    private readonly changes: ChangedObjects,
     readonly maxBytes: number,
   ) {}
 
@@ -70,7 +69,7 @@ export class LiveRows {
     let mirror = this.mirrors.get(collection);
     if (!checkpoint || (mirror && (mirror.generation !== generation || mirror.position > checkpoint.position))) mirror = undefined;
     if (mirror && mirror.position < checkpoint!.position) {
-      const changed = await objectsChangedSince(this.events, mirror.position, checkpoint!.position);
+      const changed = await this.changes.since(mirror.position, checkpoint!.position);
       if (changed === undefined) mirror = undefined;
       else await this.reread(mirror, table, changed, pause);
     }
