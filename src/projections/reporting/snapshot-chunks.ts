@@ -71,7 +71,9 @@ export const encodeEntry = ([collection, id, doc]: Entry): EncodedEntry => {
     const { id: _, ...rest } = doc;
     json = JSON.stringify({ id, ...rest });
   }
-  return { collection, id: escape(id), json: `{${json.slice(head.length + (json.length > head.length + 1 ? 1 : 0))}` };
+  // What follows the id: `}` for a document that is only an id, else `,` and the other members.
+  const rest = json.slice(head.length);
+  return { collection, id: escape(id), json: rest === '}' ? '{}' : `{${rest.slice(1)}` };
 };
 
 /** Bytes an entry adds to a chunk's text: its id, its JSON and their newlines. */

@@ -9,6 +9,7 @@ import * as assert from 'uvu/assert';
 import { describeObject, type ObjectInfo } from '../../../src/projections/reporting/object-info.ts';
 import { LazyDocMap } from '../../../src/projections/reporting/lazy-docs.ts';
 import { seededRandom } from '../../../bench/support.ts';
+import { countingParses } from '../../support/count-parses.ts';
 
 const test = suite('object descriptions from fold documents');
 
@@ -29,31 +30,18 @@ const whole = (json: string) => {
   return { title, parent, behaviour, labels };
 };
 
-/** Counts the JSON.parse calls given text that holds `mark`. */
-const parsesOf = (mark: string, body: () => void): number => {
-  const parse = JSON.parse;
-  let n = 0;
-  JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
-    if (typeof text === 'string' && text.includes(mark)) n++;
-    return parse(text, reviver);
-  }) as typeof JSON.parse;
-  try {
+/** JSON.parse calls on text holding `mark` while `body` runs. */
+const parsesOf = (mark: string, body: () => void): Promise<number> =>
+  countingParses(mark, (count) => {
     body();
-  } finally {
-    JSON.parse = parse;
-  }
-  return n;
-};
+    return count();
+  });
 
-test('the description is the whole document’s, without parsing the attributes', () => {
+test('the description is the whole document’s, without parsing the attributes', async () => {
   const doc = info({ parent: 'o0', behaviour: 'std:behaviour', attributes: { a: [{ type: 'text', value: 'ATTRIBUTES-MARK' }] } });
   const json = JSON.stringify(doc);
   let got: unknown;
-  assert.is(
-    parsesOf('ATTRIBUTES-MARK', () => (got = describeObject(json))),
-    0,
-    'no parse of the attributes',
-  );
+  assert.is(await parsesOf('ATTRIBUTES-MARK', () => (got = describeObject(json))), 0, 'no parse of the attributes');
   assert.equal(got, whole(json));
 });
 
@@ -86,16 +74,13 @@ test('documents laid out otherwise are read whole', () => {
   assert.equal(describeObject(late), whole(late));
 });
 
-test('LazyDocMap.part reads a description without parsing the document, and keeps it', () => {
+test('LazyDocMap.part reads a description without parsing the document, and keeps it', async () => {
   const map = new LazyDocMap();
   const doc = info({ attributes: { a: [{ type: 'text', value: 'ATTRIBUTES-MARK' }] } });
   map.setRaw('o1', JSON.stringify(doc));
   const describe = (ref: string) => map.part(ref, describeObject, (d) => d as ObjectInfo);
   let first: unknown;
-  assert.is(
-    parsesOf('ATTRIBUTES-MARK', () => (first = describe('o1'))),
-    0,
-  );
+  assert.is(await parsesOf('ATTRIBUTES-MARK', () => (first = describe('o1'))), 0);
   assert.equal(first, whole(JSON.stringify(doc)));
   assert.is(map.unparsed, 1, 'the document is left unparsed');
   assert.is(describe('o1'), first, 'kept for the next answer');

@@ -11,6 +11,7 @@ import { latestSnapshot, loadSnapshot, withSnapshots } from '../../../src/projec
 import { ParsedSnapshotCache } from '../../../src/projections/reporting/parsed-snapshots.ts';
 import { seededRandom } from '../../../bench/support.ts';
 import { openSnapshotStore, snapshotStoreSuite } from '../../support/snapshot-store.ts';
+import { countingParses } from '../../support/count-parses.ts';
 
 const test = snapshotStoreSuite('snapshot lazy load', 'svc-snapshot-lazy');
 const open = openSnapshotStore;
@@ -18,21 +19,8 @@ const open = openSnapshotStore;
 const fold: Projector = { name: 'lazy', collections: [{ name: 'objects' }, { name: 'rows' }], apply: () => undefined };
 const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)) }) as RecordedEvent;
 
-/** Counts JSON.parse calls whose text holds a test document (they carry MARK); chunk documents hold them compressed. */
+/** Test documents carry it; chunk documents hold them compressed. */
 const MARK = 'lazy-doc-marker';
-const countingParses = async <T>(body: (count: () => number) => Promise<T>): Promise<T> => {
-  const parse = JSON.parse;
-  let n = 0;
-  JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
-    if (typeof text === 'string' && text.includes(MARK)) n++;
-    return parse(text, reviver);
-  }) as typeof JSON.parse;
-  try {
-    return await body(() => n);
-  } finally {
-    JSON.parse = parse;
-  }
-};
 
 const doc = (collection: string, i: number, version: number): Doc => ({ id: `${collection[0]}${i}`, mark: MARK, version, tags: [collection, `t${i % 7}`], note: `naïve "q" \\ ${i}\t\n` });
 
@@ -66,7 +54,7 @@ test('documents are parsed when read, overridden versions never; the state reads
   const meta = (await latestSnapshot(reads, 'lazy'))!;
   assert.ok(meta.chain.length > 3, `a chain of ${meta.chain.length}`);
 
-  await countingParses(async (parsed) => {
+  await countingParses(MARK, async (parsed) => {
     // Kept for later answers too (weighing what is kept parses nothing either).
     const kept = new ParsedSnapshotCache(64 * 2 ** 20);
     const loaded = await loadSnapshot(reads, kept, meta);

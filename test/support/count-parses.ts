@@ -1,0 +1,17 @@
+/**
+ * Runs `body` with JSON.parse counting the texts it is given that hold `mark` (test documents carry
+ * it; compressed chunk documents and the service's own JSON do not), and puts JSON.parse back.
+ */
+export const countingParses = async <T>(mark: string, body: (count: () => number) => T | Promise<T>): Promise<T> => {
+  const parse = JSON.parse;
+  let n = 0;
+  JSON.parse = ((text: string, reviver?: Parameters<typeof parse>[1]) => {
+    if (typeof text === 'string' && text.includes(mark)) n++;
+    return parse(text, reviver);
+  }) as typeof JSON.parse;
+  try {
+    return await body(() => n);
+  } finally {
+    JSON.parse = parse;
+  }
+};
