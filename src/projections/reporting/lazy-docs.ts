@@ -16,16 +16,57 @@ export class LazyDocMap extends Map<string, Doc> {
    */
   private readonly raw = new Map<string, Cell>();
   readonly sources = new Set<string>();
+  /**
+   * The kept map this one is a view of (see `view`): what this one neither holds nor has removed
+   * is read there. Never changed through this one.
+   */
+  private base: LazyDocMap | undefined;
+  /** Ids the base holds that were removed here. */
+  private readonly removed = new Set<string>();
+
+  /**
+   * A map that reads `base` wherever it holds nothing of its own and keeps its own changes: a
+   * replay onto a kept state for one answer changes a few documents of tens of thousands, and
+   * copying them all took about as long as the replay. `base` must not change while views of it live.
+   */
+  static view(base: LazyDocMap): LazyDocMap {
+    const out = new LazyDocMap();
+    out.base = base;
+    return out;
+  }
+
+  /** Whether the base's version of `id` is the one this map shows. */
+  private fromBase(id: string): boolean {
+    return this.base !== undefined && !super.has(id) && !this.raw.has(id) && !this.removed.has(id);
+  }
+
+  /** Takes in what the base shows, so this map holds everything itself (to iterate or count it). */
+  private detach(): void {
+    const base = this.base;
+    if (base === undefined) return;
+    for (const [id, doc] of base.ownParsed()) if (this.fromBase(id)) super.set(id, doc);
+    for (const [id, cell] of base.raw) if (this.fromBase(id)) this.raw.set(id, cell);
+    for (const s of base.sources) this.sources.add(s);
+    this.base = undefined;
+    this.removed.clear();
+  }
+
+  private *ownParsed(): Generator<[string, Doc]> {
+    this.detach();
+    yield* super.entries();
+  }
 
   /** A document as JSON text (without its id member when `idless`), `source` the text it is a slice of. */
   setRaw(id: string, json: string, source?: string, idless = false): void {
     super.delete(id);
+    this.removed.delete(id);
     this.raw.set(id, { json, idless });
     if (source !== undefined) this.sources.add(source);
   }
 
   /** Documents not read here yet. */
   get unparsed(): number {
+    this.detach();
     return this.raw.size;
   }
 
@@ -33,7 +74,7 @@ export class LazyDocMap extends Map<string, Doc> {
     const doc = super.get(id);
     if (doc !== undefined) return doc;
     const cell = this.raw.get(id);
-    if (cell === undefined) return undefined;
+    if (cell === undefined) return this.fromBase(id) ? this.base!.get(id) : undefined;
     const parsed = (cell.doc ??= JSON.parse(cell.idless ? withId(id, cell.json) : cell.json) as Doc);
     this.raw.delete(id);
     super.set(id, parsed);
@@ -42,26 +83,33 @@ export class LazyDocMap extends Map<string, Doc> {
   }
 
   override has(id: string): boolean {
-    return super.has(id) || this.raw.has(id);
+    return super.has(id) || this.raw.has(id) || (this.fromBase(id) && this.base!.has(id));
   }
 
   override set(id: string, doc: Doc): this {
+    // Map's constructor may call set before the fields exist.
     this.raw?.delete(id);
+    this.removed?.delete(id);
     return super.set(id, doc);
   }
 
   override delete(id: string): boolean {
+    const inBase = this.fromBase(id) && this.base!.has(id);
     const had = this.raw.delete(id);
-    return super.delete(id) || had;
+    if (this.base?.has(id)) this.removed.add(id);
+    return super.delete(id) || had || inBase;
   }
 
   override clear(): void {
+    this.base = undefined;
+    this.removed.clear();
     this.raw.clear();
     this.sources.clear();
     super.clear();
   }
 
   override get size(): number {
+    this.detach();
     return super.size + this.raw.size;
   }
 
@@ -75,18 +123,20 @@ export class LazyDocMap extends Map<string, Doc> {
     const doc = super.get(id);
     if (doc !== undefined) return fromDoc(doc);
     const cell = this.raw.get(id);
-    if (cell === undefined) return undefined;
+    if (cell === undefined) return this.fromBase(id) ? this.base!.part(id, fromJson, fromDoc) : undefined;
     if (cell.doc !== undefined) return fromDoc(cell.doc);
     return (cell.part ??= fromJson(cell.json)) as P;
   }
 
   /** The documents parsed so far, here or through a copy (parses nothing). */
   *parsed(): Generator<Doc> {
+    this.detach();
     yield* super.values();
     for (const cell of this.raw.values()) if (cell.doc !== undefined) yield cell.doc;
   }
 
   private parseAll(): void {
+    this.detach();
     for (const id of [...this.raw.keys()]) this.get(id);
   }
 
@@ -116,6 +166,7 @@ export class LazyDocMap extends Map<string, Doc> {
 
   /** A copy sharing the documents (parsed or not): replays never change a document in place. */
   copy(): LazyDocMap {
+    this.detach();
     const out = new LazyDocMap();
     for (const [id, doc] of super.entries()) out.set(id, doc);
     for (const [id, cell] of this.raw) out.raw.set(id, cell);
@@ -141,5 +192,15 @@ export const lazyCollection = (state: MemoryDocs, name: string): LazyDocMap => {
 export const copyState = (state: MemoryDocs): MemoryDocs => {
   const out = new MemoryDocs();
   for (const [name, docs] of state.collections) out.collections.set(name, docs instanceof LazyDocMap ? docs.copy() : new Map(docs));
+  return out;
+};
+
+/**
+ * A state to replay onto for one answer, reading `state` for what the replay leaves alone (see
+ * LazyDocMap.view); `state` must not change while it is read so.
+ */
+export const viewState = (state: MemoryDocs): MemoryDocs => {
+  const out = new MemoryDocs();
+  for (const [name, docs] of state.collections) out.collections.set(name, docs instanceof LazyDocMap ? LazyDocMap.view(docs) : new Map(docs));
   return out;
 };

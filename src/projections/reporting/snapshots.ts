@@ -2,7 +2,7 @@ import { MemoryDocs } from '../batch-docs.ts';
 import type { BatchContext, Projector } from '../projector.ts';
 import { writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
 import { COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type StoredChunk } from './snapshot-chunks.ts';
-import { copyState, lazyCollection } from './lazy-docs.ts';
+import { copyState, lazyCollection, viewState } from './lazy-docs.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
 export const SNAPSHOTS = 'rc_snapshots';
@@ -87,7 +87,8 @@ export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, me
   }
   recent.set(meta.id, state);
   for (const id of recent.keys()) if (recent.size > KEEP_PARSED) recent.delete(id);
-  return copyState(state);
+  // Kept states are never changed once kept (a longer chain starts from a copy), so a view will do.
+  return viewState(state);
 };
 
 /**
