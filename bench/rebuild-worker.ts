@@ -7,6 +7,7 @@
  */
 import { openCli } from '../src/cli/context.ts';
 import { rebuildInWorker } from '../src/app/rebuild-in-worker.ts';
+import { ownPeakRssMb } from './support.ts';
 
 const cli = await openCli();
 try {
@@ -14,8 +15,8 @@ try {
   const started = performance.now();
   const result = await rebuildInWorker(cli.config, { resumeAfterStop: false })(projectors, { owner: `bench-rebuild-${process.pid}`, signal: new AbortController().signal });
   const ms = performance.now() - started;
-  // maxRSS: the process's peak resident set size (kB on Linux), what the memory bound is judged on.
-  const peakRssMb = Math.round(process.resourceUsage().maxRSS / 1024);
+  // The process's own peak resident set (all its threads), what the memory bound is judged on.
+  const peakRssMb = ownPeakRssMb();
   // CPU of every thread of the process: on a busy machine what a change saves shows here before it shows in wall time.
   const usage = process.resourceUsage();
   const cpuSeconds = Math.round((usage.userCPUTime + usage.systemCPUTime) / 1e5) / 10;

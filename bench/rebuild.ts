@@ -16,7 +16,7 @@
  * of the whole rebuild, which reads the log once for all projections; events x projections / wall
  * time is reported too), at least 45% of reading + JSON-parsing the same log (`rebuild.
  * readParseEventsPerSec`, raw better-sqlite3, measured just before and just after the rebuild), the
- * rebuild process's peak RSS (`rebuild.peakRssMb`, its own maxRSS) <= 600 MB at every scale;
+ * rebuild process's peak RSS (`rebuild.peakRssMb`, its own VmHWM: see ownPeakRssMb) <= 600 MB at every scale;
  * no failed read during the rebuild.
  * Correctness (else ok: false): after the service has followed the switched-in projections, the
  * collection data and 20 sampled objects read exactly as before the rebuild, and every projection

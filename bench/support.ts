@@ -3,10 +3,26 @@
  * better-sqlite3 connection with the store's own pragmas (so baselines pay the same durability cost).
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { arch, cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { applySqlitePragmas } from '../src/drivers/sqlite.ts';
+
+/**
+ * This process's peak resident set, in MiB: VmHWM of /proc/self/status, the high-water mark of its
+ * own address space. Not process.resourceUsage().maxRSS: on Linux it starts from the resident set of
+ * the process that spawned this one (fork copies the mark with the address space, exec keeps it),
+ * so a process spawned by a large bench process reports the bench's size. maxRSS only without /proc.
+ */
+export const ownPeakRssMb = (): number => {
+  try {
+    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
+    if (kb !== undefined) return Math.round(Number(kb) / 1024);
+  } catch {
+    // No /proc: maxRSS below.
+  }
+  return Math.round(process.resourceUsage().maxRSS / 1024);
+};
 
 /** What every benchmark module exports. */
 export interface Benchmark {
