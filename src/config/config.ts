@@ -32,7 +32,7 @@ export const ENV_SPEC = {
   SVC_MODELS: optional(text('a path to a data-import models JSON file', (s) => s.length > 0)),
   SVC_COLLECTIONS: optional(text('a path to a reporting collections JSON file', (s) => s.length > 0)),
   SVC_SNAPSHOT_INTERVAL: integer(1, 100_000_000, 2_000),
-  SVC_REBUILD_CACHE: byteSize(24 * 1024 * 1024),
+  SVC_REBUILD_CACHE: byteSize(48 * 1024 * 1024),
   SVC_REBUILD_WORKERS: integer(1, 16, 2),
   SVC_PROJECTION_CACHE: byteSize(32 * 1024 * 1024),
   SVC_READ_STORE_CACHE: byteSize(64 * 1024 * 1024),

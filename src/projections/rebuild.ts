@@ -99,12 +99,7 @@ export interface RebuildOptions {
   readonly cacheBytes?: number;
 }
 
-/**
- * Measured on a 1M-event catch-up (two workers; the state is about 130 MB as JSON): 24 MB folded
- * 9.4k events/s at 503 MB peak RSS, 32 MB 8.6k/s at 544 MB, 48 MB 9.0k/s at 574 MB. Below the
- * state's size, throughput hardly follows the cache (200 MB: 15.5k/s at 902 MB) while memory does.
- */
-export const DEFAULT_REBUILD_CACHE_BYTES = 24 * 2 ** 20;
+export const DEFAULT_REBUILD_CACHE_BYTES = 48 * 2 ** 20;
 
 /**
  * What a process (or worker thread) given over to rebuilds needs besides its document cache: a
