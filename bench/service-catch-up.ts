@@ -8,9 +8,8 @@
  * its latency is how reads fare while the service catches up. Peak RSS is the process's own high
  * water mark (VmHWM in /proc/<pid>/status; 0 where there is no /proc).
  */
-import { readFileSync } from 'node:fs';
 import { httpRequest, latencySummary, startServiceProcess, type ServerProcess } from './domain-support.ts';
-import { progress, round } from './support.ts';
+import { peakRssMb, progress } from './support.ts';
 
 const TIMEOUT_MS = 120 * 60_000;
 const PAUSE_MS = 50;
@@ -26,16 +25,6 @@ export interface CatchUpFigures {
   readonly reads: ReturnType<typeof latencySummary>;
   readonly readFailures: number;
 }
-
-/** Peak resident set size of a process so far, in MiB. */
-export const peakRssMb = (pid: number): number => {
-  try {
-    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? round(Number(kb) / 1024, 0) : 0;
-  } catch {
-    return 0;
-  }
-};
 
 /** Starts a service on `dataDir` and waits until it has caught up with `events` events; the server is left running. */
 export const measureServiceCatchUp = async (

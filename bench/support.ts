@@ -8,21 +8,23 @@ import { arch, cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { applySqlitePragmas } from '../src/drivers/sqlite.ts';
 
-/**
- * This process's peak resident set, in MiB: VmHWM of /proc/self/status, the high-water mark of its
- * own address space. Not process.resourceUsage().maxRSS: on Linux it starts from the resident set of
- * the process that spawned this one (fork copies the mark with the address space, exec keeps it),
- * so a process spawned by a large bench process reports the bench's size. maxRSS only without /proc.
- */
-export const ownPeakRssMb = (): number => {
+/** Peak resident set of a process so far (VmHWM in /proc/<pid>/status), in MiB; 0 where there is no /proc. */
+export const peakRssMb = (pid: number | 'self'): number => {
   try {
-    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1];
-    if (kb !== undefined) return Math.round(Number(kb) / 1024);
+    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Math.round(Number(kb) / 1024) : 0;
   } catch {
-    // No /proc: maxRSS below.
+    return 0;
   }
-  return Math.round(process.resourceUsage().maxRSS / 1024);
 };
+
+/**
+ * This process's own peak resident set, in MiB. Not process.resourceUsage().maxRSS: on Linux it
+ * starts from the resident set of the process that spawned this one (fork copies the high-water
+ * mark with the address space, exec keeps it), so a process spawned by a large bench process
+ * reports the bench's size. maxRSS only without /proc.
+ */
+export const ownPeakRssMb = (): number => peakRssMb('self') || Math.round(process.resourceUsage().maxRSS / 1024);
 
 /** What every benchmark module exports. */
 export interface Benchmark {

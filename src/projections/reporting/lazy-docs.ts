@@ -44,22 +44,18 @@ export class LazyDocMap extends Map<string, Doc> {
   private detach(): void {
     const base = this.base;
     if (base === undefined) return;
-    for (const [id, doc] of base.ownParsed()) if (this.fromBase(id)) super.set(id, doc);
+    // The base's parsed documents (Map's own entries: the override would parse the rest).
+    for (const [id, doc] of Map.prototype.entries.call(base) as MapIterator<[string, Doc]>) if (this.fromBase(id)) super.set(id, doc);
     for (const [id, cell] of base.raw) if (this.fromBase(id)) this.raw.set(id, cell);
     for (const s of base.sources) this.sources.add(s);
     this.base = undefined;
     this.removed.clear();
   }
 
-  private *ownParsed(): Generator<[string, Doc]> {
-    this.detach();
-    yield* super.entries();
-  }
-
   /** A document as JSON text (without its id member when `idless`), `source` the text it is a slice of. */
   setRaw(id: string, json: string, source?: string, idless = false): void {
     super.delete(id);
-    this.removed.delete(id);
+    if (this.base !== undefined) this.removed.delete(id);
     this.raw.set(id, { json, idless });
     if (source !== undefined) this.sources.add(source);
   }
@@ -89,7 +85,7 @@ export class LazyDocMap extends Map<string, Doc> {
   override set(id: string, doc: Doc): this {
     // Map's constructor may call set before the fields exist.
     this.raw?.delete(id);
-    this.removed?.delete(id);
+    if (this.base !== undefined) this.removed.delete(id);
     return super.set(id, doc);
   }
 
@@ -188,19 +184,17 @@ export const lazyCollection = (state: MemoryDocs, name: string): LazyDocMap => {
   return lazy;
 };
 
-/** A copy of a state to replay further events onto, keeping what is not parsed unparsed. */
-export const copyState = (state: MemoryDocs): MemoryDocs => {
+const eachCollection = (state: MemoryDocs, lazy: (docs: LazyDocMap) => LazyDocMap): MemoryDocs => {
   const out = new MemoryDocs();
-  for (const [name, docs] of state.collections) out.collections.set(name, docs instanceof LazyDocMap ? docs.copy() : new Map(docs));
+  for (const [name, docs] of state.collections) out.collections.set(name, docs instanceof LazyDocMap ? lazy(docs) : new Map(docs));
   return out;
 };
+
+/** A copy of a state to replay further events onto, keeping what is not parsed unparsed. */
+export const copyState = (state: MemoryDocs): MemoryDocs => eachCollection(state, (docs) => docs.copy());
 
 /**
  * A state to replay onto for one answer, reading `state` for what the replay leaves alone (see
  * LazyDocMap.view); `state` must not change while it is read so.
  */
-export const viewState = (state: MemoryDocs): MemoryDocs => {
-  const out = new MemoryDocs();
-  for (const [name, docs] of state.collections) out.collections.set(name, docs instanceof LazyDocMap ? LazyDocMap.view(docs) : new Map(docs));
-  return out;
-};
+export const viewState = (state: MemoryDocs): MemoryDocs => eachCollection(state, LazyDocMap.view);
