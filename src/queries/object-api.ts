@@ -43,11 +43,13 @@ export type LinkedRefsMemo = WeakMap<ObjectDoc, readonly string[]>;
 
 /**
  * The JSON text of each document object's plain (`sources=NONE`) serialisation, with which of its
- * link targets the caller could read when it was made (`seen`). One answer per document, so it
- * lives and goes with the document cache's entries; the documents and link targets both come from
- * the objects read model, so a document object served again has the same targets.
+ * link targets the caller could read when it was made (`seen`) and the access it was last served
+ * to. One answer per document, so it lives and goes with the document cache's entries; the
+ * documents and link targets both come from the objects read model, so a document object served
+ * again has the same targets, and the same access object (a principal's, kept while the users read
+ * model stands) reads the same ones of them.
  */
-export type ObjectAnswerMemo = WeakMap<ObjectDoc, { readonly seen: string; readonly json: string }>;
+export type ObjectAnswerMemo = WeakMap<ObjectDoc, { readonly seen: string; readonly json: string; readonly access: ReadAccess }>;
 
 export interface ObjectQueryDeps {
   readonly reads: ReadStore;
@@ -241,6 +243,8 @@ export const getObjectJson = async (deps: ObjectQueryDeps, ref: string, sourcesP
   const doc = await readableObject(deps, ref, access);
   const memo = deps.answers;
   if (!memo || sources.length > 0) return JSON.stringify((await serialiseMany(deps, [doc], sources, access))[0]);
+  const kept = memo.get(doc);
+  if (kept?.access === access) return kept.json;
   // Callers differ only in which link targets they may read (the others show no title).
   const refs = linkedRefsOf(deps, doc);
   const targets = await loadLinkTargets(deps, refs);
@@ -249,10 +253,8 @@ export const getObjectJson = async (deps: ObjectQueryDeps, ref: string, sourcesP
     const target = targets.get(r);
     seen += target && canRead(access, target.labels) ? '1' : '0';
   }
-  const kept = memo.get(doc);
-  if (kept?.seen === seen) return kept.json;
-  const json = JSON.stringify((await serialiseMany(deps, [doc], sources, access))[0]);
-  memo.set(doc, { seen, json });
+  const json = kept?.seen === seen ? kept.json : JSON.stringify((await serialiseMany(deps, [doc], sources, access))[0]);
+  memo.set(doc, { seen, json, access });
   return json;
 };
 

@@ -64,6 +64,22 @@ test('callers who may read different link targets never get each other\'s answer
   }
 });
 
+test('the caller an answer was last served to gets it again without its link targets being looked up', async (ctx) => {
+  const access: ReadAccess = { all: false, labels: new Set([COMMON]) };
+  const first = await getObjectJson(ctx.deps, ctx.project, 'NONE', access);
+  const lookups = () => ctx.caches.linkTargets.hits + ctx.caches.linkTargets.misses;
+  const before = lookups();
+  assert.is(await getObjectJson(ctx.deps, ctx.project, 'NONE', access), first);
+  assert.is(lookups(), before, 'no link target looked up for the same access');
+  // Another access (even with the same labels) is checked against the link targets again.
+  const other: ReadAccess = { all: false, labels: new Set([COMMON]) };
+  assert.is(await getObjectJson(ctx.deps, ctx.project, 'NONE', other), first);
+  assert.ok(lookups() > before, 'another access looks its link targets up');
+  assert.not.ok((await getObjectJson(ctx.deps, ctx.project, 'NONE', access)).includes('Secret Department'));
+  assert.ok((await getObjectJson(ctx.deps, ctx.project, 'NONE', ALL)).includes('Secret Department'));
+  assert.not.ok((await getObjectJson(ctx.deps, ctx.project, 'NONE', access)).includes('Secret Department'));
+});
+
 test('answers with sources are made afresh, and kept ones go when the objects move', async (ctx) => {
   const withSources = JSON.parse(await getObjectJson(ctx.deps, ctx.project, 'std:username', ALL));
   assert.equal(withSources.sources, ['std:username']);
