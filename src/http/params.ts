@@ -7,9 +7,19 @@ export const refParam = (ref: string | undefined): string => {
   return ref;
 };
 
+/** Query parameters read by name (see queryParams). */
+export interface QueryParams {
+  get(name: string): string | undefined;
+}
+
+const NO_PARAMS: QueryParams = { get: () => undefined };
+
 /**
- * The first value of one query parameter, exactly as `single(ctx.query[name])` gives it (decoded,
- * the first of repeated ones), without building koa's object of every parameter.
+ * A query string's parameters, each read exactly as `single(ctx.query[name])` gives it (decoded,
+ * the first of repeated ones), from one parse and without building koa's object of every parameter.
  */
-export const queryValue = (querystring: string, name: string): string | undefined =>
-  querystring === '' ? undefined : (new URLSearchParams(querystring).get(name) ?? undefined);
+export const queryParams = (querystring: string): QueryParams => {
+  if (querystring === '') return NO_PARAMS;
+  const params = new URLSearchParams(querystring);
+  return { get: (name) => params.get(name) ?? undefined };
+};

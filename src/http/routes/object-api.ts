@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { ReadStore } from '../../projections/read-store.ts';
-import { queryValue, refParam } from '../params.ts';
+import { queryParams, refParam } from '../params.ts';
 import { getLinked, getObject, getObjectJson } from '../../queries/object-api.ts';
 import { sendJsonText, wantsPretty } from '../middleware/json-output.ts';
 import { getObjectAt, getObjectHistory, type ObjectHistoryDeps } from '../../queries/object-history.ts';
@@ -21,8 +21,9 @@ export const objectApiRoutes = (deps: ObjectHistoryDeps, reads: ReadStore, throt
   router.use('', apiKeyAuth(reads, throttle, principals));
   router.get('/ref/:ref', async (ctx) => {
     const ref = refParam(ctx.params.ref);
-    const sources = queryValue(ctx.querystring, 'sources');
-    const at = parseAt(ctx.query.at);
+    const query = queryParams(ctx.querystring);
+    const sources = query.get('sources');
+    const at = parseAt(query.get('at'));
     const access = ctx.state.principal.access;
     if (!at && !wantsPretty(ctx)) {
       // The object's JSON is kept encoded between requests: the answer is built around it as text.
