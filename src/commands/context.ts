@@ -5,6 +5,8 @@ import type { ReadStore } from '../projections/read-store.ts';
 import { ProjectionTimeoutError, type ProjectionRunner } from '../projections/runner.ts';
 import type { Schema } from '../domain/schema.ts';
 import type { StreamLocks } from './appending/stream-locks.ts';
+import type { KeptStates } from './appending/run-command.ts';
+import type { ObjectState } from '../domain/objects/object.ts';
 
 /** What command handlers need: the log to write to and the read models to consult and wait for. */
 export interface CommandDeps {
@@ -18,6 +20,8 @@ export interface CommandDeps {
   readonly logger: Logger;
   /** The process's stream locks (StoreHelpers.locks): given, commands on one stream take turns after a conflict. */
   readonly locks?: StreamLocks;
+  /** Kept states of object streams (the push path's): given, object commands read only what was appended since. */
+  readonly objectStates?: KeptStates<ObjectState>;
   /** How long a request holds its Idempotency-Key without renewing it (SVC_IDEMPOTENCY_LEASE_MS; default in idempotency.ts). */
   readonly idempotencyLeaseMs?: number;
 }

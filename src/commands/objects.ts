@@ -24,7 +24,7 @@ export const defaultLabels = (deps: CommandDeps, labels: readonly string[] | und
   labels ?? (deps.schema.labels.has(DEFAULT_LABEL) ? [DEFAULT_LABEL] : []);
 
 const run = async (deps: CommandDeps, metadata: EventMetadata, command: ObjectCommand): Promise<ObjectChanged> =>
-  answer(deps, command.ref, await runCommand(deps, objectStream(command.ref), objectDecider(deps.schema), command, metadata));
+  answer(deps, command.ref, await runCommand(deps, objectStream(command.ref), objectDecider(deps.schema), command, metadata, deps.objectStates));
 
 export const createObject = (
   deps: CommandDeps,

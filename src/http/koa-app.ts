@@ -128,6 +128,7 @@ export const routerFamilies = (deps: AppDeps): RouterFamily[] => {
     logger: deps.logger,
     // The push-data commits' locks: an admin change to an object takes its turn with pushes to it.
     locks: deps.push.store.locks,
+    objectStates: deps.push.objects,
     idempotencyLeaseMs: deps.config.idempotencyLeaseMs,
   };
   const principals = deps.principals;

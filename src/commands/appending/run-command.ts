@@ -52,6 +52,9 @@ export const loadState = <C, S, E extends DomainEvent>(
   decider: Decider<C, S, E>,
 ): Promise<{ state: S; revision: number }> => fold(deps.events, deps.decode, stream, decider.evolve, { state: decider.initialState, revision: -1 });
 
+const fromKept = <S>(loaded: Aggregate<S>, decider: { readonly initialState: S }): { state: S; revision: number } =>
+  loaded.revision < 0 ? { state: decider.initialState, revision: -1 } : { state: loaded.state as S, revision: loaded.revision };
+
 /** New events with ids, the request's metadata and the current schema version of each type. */
 export const toNewEvents = (produced: readonly DomainEvent[], metadata: EventMetadata): NewEvent[] =>
   produced.map((e) => {
@@ -79,10 +82,18 @@ export interface RunCommandDeps {
 
 const DEFAULT_TIMEOUT_MS = 5000;
 
+/** Kept states of a family of streams (StreamStates), folded by the decider's own `evolve`. */
+export interface KeptStates<S> {
+  load(stream: string): Promise<Aggregate<S>>;
+}
+
 /**
  * Load, decide, append with the loaded revision as the expected one. A concurrent writer makes
  * the append fail; the command is then decided again on fresh state, in turn with the other
  * commands on the stream, until the time bound (then ContentionTimeout).
+ *
+ * With `states`, a stream is loaded from its kept state and the events appended since (none, or a
+ * few): a stream's whole history is read only the first time. Without, every load reads it whole.
  */
 export const runCommand = <C, S, E extends DomainEvent>(
   deps: RunCommandDeps,
@@ -90,10 +101,11 @@ export const runCommand = <C, S, E extends DomainEvent>(
   decider: Decider<C, S, E>,
   command: C,
   metadata: EventMetadata,
+  states?: KeptStates<S>,
 ): Promise<CommandResult<S>> =>
   untilCommitted({ timeoutMs: deps.waitTimeoutMs ?? DEFAULT_TIMEOUT_MS, ...(deps.locks ? { locks: deps.locks } : {}) }, async (attempt) => {
     await attempt.beforeLoad(stream);
-    const { state, revision } = await loadState(deps, stream, decider);
+    const { state, revision } = states ? fromKept(await states.load(stream), decider) : await loadState(deps, stream, decider);
     const produced = decider.decide(command, state);
     if (produced.length === 0) return { state, appended: 0 };
     attempt.writes([stream]);
