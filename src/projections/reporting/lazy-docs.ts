@@ -37,7 +37,12 @@ export class LazyDocMap extends Map<string, Doc> {
 
   /** Whether the base's version of `id` is the one this map shows. */
   private fromBase(id: string): boolean {
-    return this.base !== undefined && !super.has(id) && !this.raw.has(id) && !this.removed.has(id);
+    return !super.has(id) && !this.raw.has(id) && this.baseShows(id);
+  }
+
+  /** `fromBase` where this map is known to hold nothing of `id` itself (its lookups already missed). */
+  private baseShows(id: string): boolean {
+    return this.base !== undefined && !this.removed.has(id);
   }
 
   /** Takes in what the base shows, so this map holds everything itself (to iterate or count it). */
@@ -70,7 +75,7 @@ export class LazyDocMap extends Map<string, Doc> {
     const doc = super.get(id);
     if (doc !== undefined) return doc;
     const cell = this.raw.get(id);
-    if (cell === undefined) return this.fromBase(id) ? this.base!.get(id) : undefined;
+    if (cell === undefined) return this.baseShows(id) ? this.base!.get(id) : undefined;
     const parsed = (cell.doc ??= JSON.parse(cell.idless ? withId(id, cell.json) : cell.json) as Doc);
     this.raw.delete(id);
     super.set(id, parsed);
@@ -90,10 +95,11 @@ export class LazyDocMap extends Map<string, Doc> {
   }
 
   override delete(id: string): boolean {
-    const inBase = this.fromBase(id) && this.base!.has(id);
+    const baseHas = this.base?.has(id) === true;
+    const shown = baseHas && this.fromBase(id);
     const had = this.raw.delete(id);
-    if (this.base?.has(id)) this.removed.add(id);
-    return super.delete(id) || had || inBase;
+    if (baseHas) this.removed.add(id);
+    return super.delete(id) || had || shown;
   }
 
   override clear(): void {
@@ -119,7 +125,7 @@ export class LazyDocMap extends Map<string, Doc> {
     const doc = super.get(id);
     if (doc !== undefined) return fromDoc(doc);
     const cell = this.raw.get(id);
-    if (cell === undefined) return this.fromBase(id) ? this.base!.part(id, fromJson, fromDoc) : undefined;
+    if (cell === undefined) return this.baseShows(id) ? this.base!.part(id, fromJson, fromDoc) : undefined;
     if (cell.doc !== undefined) return fromDoc(cell.doc);
     return (cell.part ??= fromJson(cell.json)) as P;
   }
