@@ -172,30 +172,35 @@ test('a lapsed lease is taken over: the holder that lost it without noticing fai
   await one.start();
   const two = runner(b, 'two');
   await two.start();
-  const first = await a.events.append('s', [counted(0)]);
-  await one.waitFor(first.position);
-  assert.is(open, 1, 'one reader while holding');
-  deaf = true;
-  await until('the standby takes the lapsed lease', async () => (await holderOf(b.reads)) === 'two');
-  // Both fold the next events; the standby-turned-holder commits, the old one's commit is refused.
-  resumeAt = (await a.events.headPosition()) + 20;
-  const second = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(1 + i)));
-  assert.is(second.position, resumeAt);
-  await two.waitFor(second.position, { timeoutMs: 10_000 });
-  await until('the old holder closes its reader', () => open === 0);
-  const conflictsThen = conflicts;
-  assert.ok(conflictsThen >= 1 && conflictsThen <= 2, `conflicts: ${conflictsThen}`);
-  assert.equal((await one.status())[0]?.lease, { owner: 'two', here: false });
-  // Standing by: it neither folds nor retries, and it follows the new holder's checkpoints.
-  const third = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(21 + i)));
-  await one.waitFor(third.position, { timeoutMs: 10_000 });
-  await new Promise((r) => setTimeout(r, 300));
-  assert.is(conflicts, conflictsThen, 'no retries while standing by');
-  assert.is(open, 0);
-  assert.equal((await b.reads.get<Tally>('tallies', 's'))?.seq, Array.from({ length: 41 }, (_, i) => i));
-  await one.stop();
-  await two.stop();
-  await close();
+  // Stopped whatever happens: a failed assertion must fail the run, not leave runners (and the run) going.
+  try {
+    const first = await a.events.append('s', [counted(0)]);
+    await one.waitFor(first.position);
+    assert.is(open, 1, 'one reader while holding');
+    deaf = true;
+    await until('the standby takes the lapsed lease', async () => (await holderOf(b.reads)) === 'two');
+    // Both fold the next events; the standby-turned-holder commits, the old one's commit is refused.
+    resumeAt = (await a.events.headPosition()) + 20;
+    const second = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(1 + i)));
+    assert.is(second.position, resumeAt);
+    await two.waitFor(second.position, { timeoutMs: 10_000 });
+    await until('the old holder closes its reader', () => open === 0);
+    const conflictsThen = conflicts;
+    assert.ok(conflictsThen >= 1 && conflictsThen <= 2, `conflicts: ${conflictsThen}`);
+    assert.equal((await one.status())[0]?.lease, { owner: 'two', here: false });
+    // Standing by: it neither folds nor retries, and it follows the new holder's checkpoints.
+    const third = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(21 + i)));
+    await one.waitFor(third.position, { timeoutMs: 10_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    assert.is(conflicts, conflictsThen, 'no retries while standing by');
+    assert.is(open, 0);
+    assert.equal((await b.reads.get<Tally>('tallies', 's'))?.seq, Array.from({ length: 41 }, (_, i) => i));
+  } finally {
+    deaf = false;
+    await one.stop();
+    await two.stop();
+    await close();
+  }
 });
 
 test('a follower (the api role) never takes a lease, and waits for the checkpoints the holder stores', async () => {
