@@ -226,16 +226,25 @@ export class BatchDocs implements DocAccess {
   /** The writes since the last call, under the projector's own collection names. */
   takeChanges(): WriteOp[] {
     let entries = this.recent;
-    this.recent = [];
-    for (const e of entries) e.changed = false;
-    if (this.droppedChanged) {
+    const dropped = this.droppedChanged;
+    this.dropChanges();
+    if (dropped) {
       // A document dropped and read back is a second entry: each document once, where it first changed, as it is now.
-      this.droppedChanged = false;
       const latest = new Map<string, Entry>();
       for (const e of entries) latest.set(`${e.of.name}\u0000${e.id}`, e);
       entries = [...latest.values()];
     }
     return entries.map(({ of, id, doc }) => (doc === null ? ({ kind: 'delete', collection: of.name, id } as const) : ({ kind: 'put', collection: of.name, doc } as const)));
+  }
+
+  /**
+   * Forgets the writes since the last takeChanges, for an owner with no use for them. It must be
+   * called as often as takeChanges would be: the list holds every document it names, evicted or not.
+   */
+  dropChanges(): void {
+    for (const e of this.recent) e.changed = false;
+    this.recent = [];
+    this.droppedChanged = false;
   }
 
   /** Every document of a collection; only a complete cache can answer. */

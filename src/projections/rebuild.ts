@@ -320,7 +320,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
     processed += batch.length;
     for (const b of builds) {
       if (!b.projector.afterBatch) {
-        b.docs.takeChanges();
+        b.docs.dropChanges();
         continue;
       }
       await b.projector.afterBatch({

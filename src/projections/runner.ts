@@ -561,7 +561,8 @@ export class ProjectionRunner {
     if (commitNow(more, docs.pending, Date.now() - run.committedAt)) await this.commit(run);
     run.failed = undefined;
     run.retryDelay = this.retryDelayMs;
-    if (projector.afterBatch) {
+    if (!projector.afterBatch) docs.dropChanges();
+    else {
       // Snapshot writes are fenced like commits: a holder that lost its lease writes none.
       const fenced = fencedWrites(reads, projector.name, () => ({ position: run.persisted, generation: run.storedGeneration }));
       await projector

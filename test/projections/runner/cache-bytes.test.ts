@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RecordedEvent } from '../../../src/events/event-store.ts';
@@ -68,6 +70,48 @@ test('the documents kept across commits stay within the bound in bytes, shared b
       assert.is(docs.length, 600);
       assert.ok(docs.every((d) => d.count === 2), `${name}: every document folded twice`);
     }
+  } finally {
+    await runner.stop();
+    await c.events.close();
+    await c.reads.close();
+    c.remove();
+  }
+});
+
+/** A full garbage collection, for asking which objects are still reachable. */
+const collectGarbage = (): (() => void) => {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+};
+
+test('documents dropped from the cache are not held by anything else of the runner', async () => {
+  const c = setup();
+  const bound = 32 * 1024;
+  // Every document the fold makes, weakly: a document the runner still reaches stays alive.
+  const made: WeakRef<Note>[] = [];
+  const base = notes('a');
+  const watched: Projector = {
+    ...base,
+    apply: foldDocuments<Note>('a_docs', (e) => e.stream, (doc, e: RecordedEvent) => {
+      const next = { id: e.stream, count: (doc?.count ?? 0) + 1, text: (e.data as { text: string }).text };
+      made.push(new WeakRef(next));
+      return next;
+    }),
+  };
+  const runner = new ProjectionRunner({ events: c.events, reads: c.reads, projectors: [watched], batchSize: 50, cacheBytes: bound });
+  try {
+    await runner.start();
+    for (let i = 0; i < 1000; i += 100) {
+      await c.events.appendMany(Array.from({ length: 100 }, (_, k) => ({ stream: `s${i + k}`, events: [noted()] })));
+      await runner.waitFor(await c.events.headPosition(), { timeoutMs: 60_000 });
+    }
+    assert.is(made.length, 1000);
+    // WeakRefs made in this job stay set until it ends: let it end before collecting.
+    await new Promise((resolve) => setImmediate(resolve));
+    collectGarbage()();
+    const alive = made.filter((r) => r.deref() !== undefined).length;
+    // About 1 KB each: the cache's share keeps a few dozen; the rest must be collectable.
+    assert.ok(alive <= 2 * (bound / 1000), `${alive} of 1000 documents still reachable (bound ${bound} bytes)`);
   } finally {
     await runner.stop();
     await c.events.close();
