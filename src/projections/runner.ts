@@ -390,14 +390,27 @@ export class ProjectionRunner {
       const [persisted, storedGeneration] = before[i]!;
       const unchangedHere = run.persisted === persisted && run.storedGeneration === storedGeneration;
       if (!run.busy && unchangedHere && stored[i] && (position !== persisted || generation !== storedGeneration)) {
-        this.logger.info({ projection: run.projector.name, from: persisted, to: position }, 'checkpoint moved by another process; resuming from it');
-        void this.resync(run).catch((e: Error) => this.onFailure(run, e));
+        this.logger.info({ projection: run.projector.name, from: persisted, to: position }, 'checkpoint moved by another process');
+        void this.movedElsewhere(run, 'another process moved its checkpoint', () => this.resync(run)).catch((e: Error) => this.onFailure(run, e));
       }
     });
     if (moved) this.waiters.wake();
   }
 
   // ---- folding ------------------------------------------------------------------------------
+
+  /**
+   * Someone else moved the stored checkpoint of a projection folded here: a rebuild switched in
+   * (this runner carries on from it: `resume`), or a holder that took the lease over while this
+   * runner's renewals were not reaching the store (it stands by; resuming would fold beside the new holder).
+   */
+  private async movedElsewhere(run: Running, why: string, resume: () => Promise<void> | void): Promise<void> {
+    const generation = run.generation;
+    const lease = await this.options.reads.getLease(run.projector.name).catch(() => null);
+    if (run.generation !== generation || run.stopped || !run.active) return;
+    if (lease?.owner !== this.owner) return this.standBy(run, why);
+    await resume();
+  }
 
   /** Restarts a projection from its stored checkpoint (after a rebuild was switched in), on a reader of its own. */
   private async resync(run: Running): Promise<void> {
@@ -612,19 +625,11 @@ export class ProjectionRunner {
 
   private onFailure(run: Running, error: Error): void {
     if (run.stopped || !run.active) return;
-    const generation = run.generation;
     if (error instanceof CheckpointConflictError) {
-      // Someone else committed: the lease holder that took over (this runner lost the lease without
-      // noticing), or a rebuild switched in. Only in the second case does this runner carry on.
-      void this.options.reads
-        .getLease(run.projector.name)
-        .catch(() => null)
-        .then((lease) => {
-          if (run.generation !== generation || run.stopped || !run.active) return;
-          if (lease?.owner !== this.owner) return this.standBy(run, `another process committed (${error.message})`);
-          this.logger.warn({ projection: run.projector.name, checkpoint: run.checkpoint, err: { message: error.message } }, 'projection checkpoint moved elsewhere; resuming from the stored one');
-          this.retryLater(run);
-        });
+      void this.movedElsewhere(run, `another process committed (${error.message})`, () => {
+        this.logger.warn({ projection: run.projector.name, checkpoint: run.checkpoint, err: { message: error.message } }, 'projection checkpoint moved elsewhere; resuming from the stored one');
+        this.retryLater(run);
+      });
       return;
     }
     run.failed = error;
