@@ -56,6 +56,8 @@ export interface CachedEngines {
   readonly snapshotCacheBytes?: number;
   /** Bytes of objects and link targets kept for Object API answers (estimated). */
   readonly objectCacheBytes?: number;
+  /** Bytes of stream states push-data and object commands keep between commands (estimated). */
+  readonly commandCacheBytes?: number;
   readonly clock?: () => number;
 }
 
@@ -71,9 +73,9 @@ export const countedCaches = (caches: ServiceCaches): Record<string, CacheCounts
 /** What SVC_SNAPSHOT_CACHE defaults to. */
 const SNAPSHOT_CACHE_BYTES = 64 * 1024 * 1024;
 
-export const createCaches = ({ events, runner, decode, reads, snapshotCacheBytes, objectCacheBytes, clock }: CachedEngines): ServiceCaches => {
+export const createCaches = ({ events, runner, decode, reads, snapshotCacheBytes, objectCacheBytes, commandCacheBytes, clock }: CachedEngines): ServiceCaches => {
   return {
-    push: createPushCaches(runner, createStoreHelpers(events), decode),
+    push: createPushCaches(runner, createStoreHelpers(events), decode, commandCacheBytes),
     parsedSnapshots: new ParsedSnapshotCache(snapshotCacheBytes ?? SNAPSHOT_CACHE_BYTES),
     objects: createObjectQueryCaches(runner, objectCacheBytes),
     principals: PrincipalCache.forProjections(runner),

@@ -53,7 +53,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   const runner = new ProjectionRunner({ ...runnerOptions(config, engines, model.projectors, logger), onBatch: metrics.onBatch });
   // What commands append is counted by type; the runner and queries only read.
   const events = metrics.countAppends(engines.events);
-  const caches = createCaches({ events, runner, decode: model.decode, reads: engines.reads, snapshotCacheBytes: config.snapshotCacheBytes, objectCacheBytes: config.objectCacheBytes, ...(options.clock ? { clock: options.clock } : {}) });
+  const caches = createCaches({ events, runner, decode: model.decode, reads: engines.reads, snapshotCacheBytes: config.snapshotCacheBytes, objectCacheBytes: config.objectCacheBytes, commandCacheBytes: config.commandCacheBytes, ...(options.clock ? { clock: options.clock } : {}) });
   metrics.watchProjections(() => runner.status());
   metrics.watchCaches(countedCaches(caches));
   metrics.watchThrottles({ 'api-key': caches.throttles.apiKeys, admin: caches.throttles.admin });

@@ -38,6 +38,7 @@ export const ENV_SPEC = {
   SVC_READ_STORE_CACHE: byteSize(64 * 1024 * 1024),
   SVC_SNAPSHOT_CACHE: byteSize(64 * 1024 * 1024),
   SVC_OBJECT_CACHE: byteSize(16 * 1024 * 1024),
+  SVC_COMMAND_CACHE: byteSize(16 * 1024 * 1024),
   ...REPORTING_ENV_SPEC,
   SVC_ROLE: oneOf(['all', 'api', 'projector'] as const, 'all'),
   SVC_LEASE_TTL_MS: integer(1_000, 600_000, 10_000),
@@ -85,6 +86,7 @@ export interface Config {
   readonly snapshotCacheBytes: number;
   /** Bytes of objects (with their kept answers) and link targets the Object API keeps (estimated). */
   readonly objectCacheBytes: number;
+  readonly commandCacheBytes: number;
   /** The answer cache and the bound on `at` replays. */
   readonly reporting: ReportingConfig;
   /** File storage and signed downloads. */
@@ -142,6 +144,7 @@ export const loadConfig = (env: Record<string, string | undefined> = process.env
     readStoreCacheBytes: v.SVC_READ_STORE_CACHE,
     snapshotCacheBytes: v.SVC_SNAPSHOT_CACHE,
     objectCacheBytes: v.SVC_OBJECT_CACHE,
+    commandCacheBytes: v.SVC_COMMAND_CACHE,
     reporting: reportingConfigOf(v),
     role: v.SVC_ROLE,
     leases: { ttlMs: v.SVC_LEASE_TTL_MS, renewMs },

@@ -49,7 +49,7 @@ test('a command on a long stream reads what was appended since, not the whole hi
   const events = openSqliteEventStore(join(dir.dir, 'events.db'));
   try {
     const { store, counter } = counting(events);
-    const states = createStoreHelpers(store).streamStates(decode, evolveObjectState);
+    const states = createStoreHelpers(store).streamStates(decode, evolveObjectState, 2 ** 20);
     const deps = { events: store, decode };
     const change = (value: string): ObjectCommand => ({ type: 'ChangeObject', ref: REF, changes: [{ op: 'set', attribute: TITLE, values: [title(value)] }] });
     await runCommand(deps, stream, decider, { type: 'CreateObject', ref: REF, attributes: { 'dc:attribute:type': [typeLink], [TITLE]: [title('v0')] }, labels: [] }, metadata, states);
@@ -74,7 +74,7 @@ test('another writer\'s appends are decided on, and the state equals a fold of t
   const dir = tempDir();
   const events = openSqliteEventStore(join(dir.dir, 'events.db'));
   try {
-    const states = createStoreHelpers(events).streamStates(decode, evolveObjectState);
+    const states = createStoreHelpers(events).streamStates(decode, evolveObjectState, 2 ** 20);
     const deps = { events, decode };
     await runCommand(deps, stream, decider, { type: 'CreateObject', ref: REF, attributes: { 'dc:attribute:type': [typeLink], [TITLE]: [title('first')] }, labels: [] }, metadata, states);
     // Another process changes the title behind the kept state's back.

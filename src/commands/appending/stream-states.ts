@@ -10,16 +10,25 @@ export type DatelessEvolve<S, E extends DomainEvent> = (state: S | null, event: 
 const EPOCH = new Date(0);
 
 /** An appended event as reading it back gives it (but for its position and recorded time, which a dateless fold ignores). */
-const asReadBack = (event: NewEvent, stream: string, revision: number): RecordedEvent => ({
+const asReadBack = (event: NewEvent, text: string, stream: string, revision: number): RecordedEvent => ({
   id: event.id ?? '',
   type: event.type,
-  data: JSON.parse(JSON.stringify(event.data)) as unknown,
+  data: JSON.parse(text) as unknown,
   metadata: event.metadata ?? {},
   stream,
   revision,
   position: 0,
   recordedAt: EPOCH,
 });
+
+/** What a kept state counts for beyond its JSON: its map entry, key and bookkeeping. */
+const ENTRY_BYTES = 128;
+
+/** Estimated bytes of a state: its JSON's length. */
+const measure = (state: unknown): number => ENTRY_BYTES + (JSON.stringify(state)?.length ?? 0);
+
+/** What SVC_COMMAND_CACHE defaults to: the bytes of the kept states of all push-data's holders together. */
+export const COMMAND_CACHE_BYTES = 16 * 2 ** 20;
 
 /**
  * What this process knows about the tail of an embedded (SQLite) log, whose positions are dense:
@@ -84,7 +93,13 @@ export class LogWatch {
   }
 }
 
-type Kept<S> = Aggregate<S> & { readonly upTo: number };
+type Kept<S> = Aggregate<S> & {
+  readonly upTo: number;
+  /** Estimated bytes: measured on a load, then grown by the JSON of each own append folded in. */
+  readonly bytes: number;
+  /** The last measured figure: past twice that, the state is measured again. */
+  readonly measured: number;
+};
 
 /**
  * Folded stream states kept between commands. A load reads only the events appended after the
@@ -95,10 +110,12 @@ type Kept<S> = Aggregate<S> & { readonly upTo: number };
  * expected one, so concurrency control is unchanged.
  *
  * `evolve` must be pure and must not depend on recorded times, and states are shared between
- * callers: never mutate one. Bounded: the least recently used streams are dropped first.
+ * callers: never mutate one. Bounded in estimated bytes (the states' JSON): the least recently
+ * used streams are dropped first, and a state larger than the bound is not kept.
  */
 export class StreamStates<S, E extends DomainEvent> {
   private readonly entries = new Map<string, Kept<S>>();
+  private bytes = 0;
 
   constructor(
     private readonly events: EventStore,
@@ -106,7 +123,7 @@ export class StreamStates<S, E extends DomainEvent> {
     private readonly evolve: DatelessEvolve<S, E>,
     private readonly watch?: LogWatch,
     private readonly commits?: GroupCommit,
-    private readonly maxEntries = 10_000,
+    private readonly maxBytes = COMMAND_CACHE_BYTES / 4,
   ) {}
 
   /**
@@ -130,7 +147,10 @@ export class StreamStates<S, E extends DomainEvent> {
     if (loaded.revision < 0) return loaded;
     // A concurrent load may have kept a later state meanwhile: keep the latest.
     const now = this.entries.get(stream);
-    if (!now || now.revision < loaded.revision || (now.revision === loaded.revision && now.upTo < head)) this.keep(stream, { ...loaded, upTo: head });
+    if (!now || now.revision < loaded.revision || (now.revision === loaded.revision && now.upTo < head)) {
+      const bytes = measure(loaded.state);
+      this.keep(stream, { ...loaded, upTo: head, bytes, measured: bytes });
+    }
     return loaded;
   }
 
@@ -142,23 +162,36 @@ export class StreamStates<S, E extends DomainEvent> {
   appended(append: StreamAppend, result: AppendResult): void {
     const kept = this.entries.get(append.stream);
     if (!kept || append.expectedRevision !== kept.revision || result.revision !== kept.revision + append.events.length) return;
-    let { state, revision } = kept;
+    let { state, revision, bytes, measured } = kept;
     for (const event of append.events) {
       revision += 1;
-      state = this.evolve(state, this.decode<E>(asReadBack(event, append.stream, revision)));
+      const text = JSON.stringify(event.data);
+      bytes += text.length;
+      state = this.evolve(state, this.decode<E>(asReadBack(event, text, append.stream, revision)));
     }
-    this.keep(append.stream, { state, revision, upTo: result.position });
+    // An event's JSON bounds what it adds; changes that replace values make that an overestimate, corrected now and then.
+    if (bytes > 2 * measured) bytes = measured = measure(state);
+    this.keep(append.stream, { state, revision, upTo: result.position, bytes, measured });
   }
 
   /** Drops the kept state of a stream (the next load reads it whole). */
   forget(stream: string): void {
+    const kept = this.entries.get(stream);
+    if (!kept) return;
     this.entries.delete(stream);
+    this.bytes -= kept.bytes;
   }
 
   private keep(stream: string, entry: Kept<S>): void {
-    this.entries.delete(stream);
+    this.forget(stream);
+    if (entry.bytes > this.maxBytes) return;
     this.entries.set(stream, entry);
-    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+    this.bytes += entry.bytes;
+    for (const [oldest, kept] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= kept.bytes;
+    }
   }
 
   get size(): number {
@@ -172,8 +205,8 @@ export interface StoreHelpers {
   /** Commands writing the same streams take turns here after a conflict (see `untilCommitted`). */
   readonly locks: StreamLocks;
   readonly watch?: LogWatch;
-  /** A new holder of kept stream states over this store's watch and group commit: keep it, and its states are kept. */
-  streamStates<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E>;
+  /** A new holder of kept stream states over this store's watch and group commit, keeping up to `maxBytes` (estimated) of them. */
+  streamStates<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>, maxBytes: number): StreamStates<S, E>;
 }
 
 /** The helpers of an event store: made once at start-up and shared by the commands that append to it. */
@@ -191,8 +224,8 @@ export const createStoreHelpers = (events: EventStore): StoreHelpers => {
     commits,
     locks: new StreamLocks(),
     ...(watch ? { watch } : {}),
-    streamStates<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>): StreamStates<S, E> {
-      return new StreamStates(events, decode, evolve, watch, commits);
+    streamStates<S, E extends DomainEvent>(decode: EventDecoder, evolve: DatelessEvolve<S, E>, maxBytes: number): StreamStates<S, E> {
+      return new StreamStates(events, decode, evolve, watch, commits, maxBytes);
     },
   };
 };

@@ -12,7 +12,7 @@ import { waitUntilVisible, type CommandDeps, type EventMetadata } from '../conte
 import { defaultLabels } from '../objects.ts';
 import { collectionVersion, VersionedCache, type VersionedProjections } from '../../projections/versioned-cache.ts';
 import { toNewEvents } from '../appending/run-command.ts';
-import type { StoreHelpers, StreamStates } from '../appending/stream-states.ts';
+import { COMMAND_CACHE_BYTES, type StoreHelpers, type StreamStates } from '../appending/stream-states.ts';
 import type { EventDecoder } from '../../events/decode.ts';
 import { untilCommitted, type Attempt } from '../appending/until-committed.ts';
 
@@ -40,14 +40,15 @@ export interface PushCaches {
   readonly claims: StreamStates<string, ClaimEvent>;
 }
 
-export const createPushCaches = (runner: VersionedProjections, store: StoreHelpers, decode: EventDecoder): PushCaches => ({
+/** `stateBytes` (SVC_COMMAND_CACHE) is shared out: half for objects' states, a quarter each for users' and dependent slots'. */
+export const createPushCaches = (runner: VersionedProjections, store: StoreHelpers, decode: EventDecoder, stateBytes = COMMAND_CACHE_BYTES): PushCaches => ({
   apis: new VersionedCache(collectionVersion(runner, REST_APIS), 1000),
   profiles: new VersionedCache(collectionVersion(runner, USERS)),
   destinationKeys: new Map(),
   store,
-  objects: store.streamStates(decode, evolveObjectState),
-  users: store.streamStates(decode, evolveUser),
-  claims: store.streamStates(decode, evolveClaim),
+  objects: store.streamStates(decode, evolveObjectState, stateBytes / 2),
+  users: store.streamStates(decode, evolveUser, stateBytes / 4),
+  claims: store.streamStates(decode, evolveClaim, stateBytes / 4),
 });
 
 /** The slot that records which object is a parent's dependent, so concurrent pushes create only one. */

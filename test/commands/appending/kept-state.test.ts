@@ -275,4 +275,32 @@ unit('group commit: submissions of one turn share one append', async (ctx) => {
   assert.equal(results.map((r) => r.map((x) => x.position)), [[1], [2], [3]]);
 });
 
+unit('kept states are bounded in bytes: large states push the least recently used out, small ones are kept by the thousand', async (ctx) => {
+  const events = counting(ctx);
+  const watch = new LogWatch(events);
+  const commits = new GroupCommit(events, (a, r) => watch.appended(a, r));
+  const bound = 64 * 1024;
+  const states = new StreamStates(events, decode, evolveObjectState, watch, commits, bound);
+  // Forty objects of about 10 KB each, loaded from the store: about six fit.
+  const big = 'x'.repeat(10_000);
+  await ctx.events.appendMany(Array.from({ length: 40 }, (_, i) => append(`object-big${i}`, [created(`big${i}`, big)], 'no_stream')));
+  for (let i = 0; i < 40; i++) await states.load(`object-big${i}`);
+  assert.ok(states.size <= bound / 10_000, `${states.size} states of 10 KB kept under a bound of ${bound} bytes`);
+  assert.ok(states.size >= 3, `${states.size} kept: the bound is used`);
+  // The most recently loaded is kept (no read); the first was dropped (read again).
+  const reads = ctx.reads;
+  await states.load('object-big39');
+  assert.is(ctx.reads, reads, 'the latest is kept');
+  await states.load('object-big0');
+  assert.is(ctx.reads, reads + 1, 'the oldest was dropped');
+  // A state that grows by own appends is counted as it grows.
+  const plan = append('object-big39', Array.from({ length: 8 }, (_, i) => retitled('big39', `${i}${big}`)), 0);
+  states.appended(plan, (await commits.appendMany([plan]))[0]!);
+  assert.ok(states.size <= bound / 10_000);
+  // Small states: many fit.
+  await ctx.events.appendMany(Array.from({ length: 300 }, (_, i) => append(`object-s${i}`, [created(`s${i}`, 'small')], 'no_stream')));
+  for (let i = 0; i < 300; i++) await states.load(`object-s${i}`);
+  assert.ok(states.size >= 100, `${states.size} small states kept`);
+});
+
 unit.run();
