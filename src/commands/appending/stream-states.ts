@@ -187,10 +187,11 @@ export class StreamStates<S, E extends DomainEvent> {
     if (entry.bytes > this.maxBytes) return;
     this.entries.set(stream, entry);
     this.bytes += entry.bytes;
+    if (this.bytes <= this.maxBytes) return;
     for (const [oldest, kept] of this.entries) {
-      if (this.bytes <= this.maxBytes) break;
       this.entries.delete(oldest);
       this.bytes -= kept.bytes;
+      if (this.bytes <= this.maxBytes) break;
     }
   }
 
