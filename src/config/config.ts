@@ -86,6 +86,7 @@ export interface Config {
   readonly snapshotCacheBytes: number;
   /** Bytes of objects (with their kept answers) and link targets the Object API keeps (estimated). */
   readonly objectCacheBytes: number;
+  /** Bytes of stream states push-data and object commands keep between commands (estimated as JSON). */
   readonly commandCacheBytes: number;
   /** The answer cache and the bound on `at` replays. */
   readonly reporting: ReportingConfig;

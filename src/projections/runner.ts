@@ -365,7 +365,8 @@ export class ProjectionRunner {
   /**
    * A standby takes the stored checkpoint as its own (and moves its version, so caches drop what
    * they derived from the older state) and wakes whoever waits for it. A runner folding a
-   * projection whose stored checkpoint someone else moved (a rebuild switched in) resumes from it.
+   * projection whose stored checkpoint someone else moved resumes from it if it still holds the
+   * lease (a rebuild switched in) and stands by if not (see `movedElsewhere`).
    */
   private async follow(): Promise<void> {
     const runs = [...this.running.values()].filter((r) => !r.stopped);
