@@ -13,10 +13,14 @@
  *
  * The version moves (in this process) before anyone waiting for the change is released, so
  * read-your-writes holds as for a read of the read model itself. Values are never undefined: keep
- * "none" as null. Eviction is oldest-inserted first once `maxEntries` is reached.
+ * "none" as null. Eviction is oldest-inserted first once `maxEntries` is reached, or, given
+ * `bytes`, once the values' estimated sizes would pass its bound (a value larger than it is not kept).
  */
 export class VersionedCache<K, V> {
   private readonly entries = new Map<K, V>();
+  /** Each kept value's estimated size, when bounded in bytes. */
+  private readonly sizes = new Map<K, number>();
+  private held = 0;
   private tag = -1;
   /** Look-ups answered from the cache and not, for the service's metrics (plain numbers: read on scrape, so counting costs an add). */
   hits = 0;
@@ -25,6 +29,7 @@ export class VersionedCache<K, V> {
   constructor(
     private readonly currentVersion: () => number,
     private readonly maxEntries = 10_000,
+    private readonly bytes?: { readonly sizeOf: (value: V) => number; readonly maxBytes: number },
   ) {}
 
   /** The version to tag a value with: read it before loading the value's sources. */
@@ -35,7 +40,7 @@ export class VersionedCache<K, V> {
   get(key: K): V | undefined {
     const now = this.currentVersion();
     if (now !== this.tag) {
-      if (this.entries.size > 0) this.entries.clear();
+      if (this.entries.size > 0) this.clear();
       this.tag = now;
       this.misses++;
       return undefined;
@@ -50,14 +55,39 @@ export class VersionedCache<K, V> {
   set(key: K, value: V, loadedAt: number): void {
     if (loadedAt < 0 || loadedAt !== this.currentVersion()) return;
     if (loadedAt !== this.tag) {
-      this.entries.clear();
+      this.clear();
       this.tag = loadedAt;
     }
+    if (this.bytes) return this.setSized(key, value, this.bytes.sizeOf(value), this.bytes.maxBytes);
     if (!this.entries.has(key) && this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
     this.entries.set(key, value);
+  }
+
+  private setSized(key: K, value: V, size: number, maxBytes: number): void {
+    this.delete(key);
+    if (size > maxBytes) return;
+    for (const oldest of this.entries.keys()) {
+      if (this.held + size <= maxBytes && this.entries.size < this.maxEntries) break;
+      this.delete(oldest);
+    }
+    this.entries.set(key, value);
+    this.sizes.set(key, size);
+    this.held += size;
+  }
+
+  private delete(key: K): void {
+    this.held -= this.sizes.get(key) ?? 0;
+    this.sizes.delete(key);
+    this.entries.delete(key);
+  }
+
+  private clear(): void {
+    this.entries.clear();
+    this.sizes.clear();
+    this.held = 0;
   }
 
   /** The kept value, or `read()`'s (kept, unless undefined, for the version current before it ran). */

@@ -60,6 +60,21 @@ test('VersionedCache: bounded, the oldest entry goes first', () => {
   assert.is(cache.get(3), 33);
 });
 
+test('VersionedCache: bounded in bytes when given sizes: large values push the oldest out, one larger than the bound is not kept', () => {
+  const cache = new VersionedCache<number, string>(() => 0, 1000, { sizeOf: (v) => v.length, maxBytes: 10_000 });
+  for (let i = 0; i < 50; i++) cache.set(i, `${i}`.padEnd(3000, 'x'), 0);
+  assert.ok(cache.size <= 3, `${cache.size} values of 3,000 bytes kept under 10,000`);
+  assert.is(cache.get(49), '49'.padEnd(3000, 'x'));
+  assert.is(cache.get(0), undefined);
+  cache.set(48, 'small', 0);
+  assert.is(cache.get(48), 'small', 'a replaced value counts its new size');
+  cache.set(99, 'y'.repeat(20_000), 0);
+  assert.is(cache.get(99), undefined, 'larger than the bound: not kept');
+  assert.is(cache.get(49), '49'.padEnd(3000, 'x'), 'and it pushed nothing out');
+  for (let i = 100; i < 400; i++) cache.set(i, 'tiny', 0);
+  assert.ok(cache.size > 100, `${cache.size} small values kept`);
+});
+
 // ---------------------------------------------------------------------------------------------
 // apiKeyAuth over a counting fake read store
 

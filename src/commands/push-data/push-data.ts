@@ -40,15 +40,21 @@ export interface PushCaches {
   readonly claims: StreamStates<string, ClaimEvent>;
 }
 
-/** `stateBytes` (SVC_COMMAND_CACHE) is shared out: half for objects' states, a quarter each for users' and dependent slots'. */
-export const createPushCaches = (runner: VersionedProjections, store: StoreHelpers, decode: EventDecoder, stateBytes = COMMAND_CACHE_BYTES): PushCaches => ({
-  apis: new VersionedCache(collectionVersion(runner, REST_APIS), 1000),
+/** A kept REST API definition's estimated size: its JSON (a control file may be up to the body limit). */
+const definitionBytes = (doc: RestApiDoc | null): number => 64 + (doc === null ? 0 : JSON.stringify(doc).length);
+
+/**
+ * `cacheBytes` (SVC_COMMAND_CACHE) is shared out: half for objects' states, a quarter for REST API
+ * definitions, an eighth each for users' states and dependent slots'.
+ */
+export const createPushCaches = (runner: VersionedProjections, store: StoreHelpers, decode: EventDecoder, cacheBytes = COMMAND_CACHE_BYTES): PushCaches => ({
+  apis: new VersionedCache(collectionVersion(runner, REST_APIS), 1000, { sizeOf: definitionBytes, maxBytes: cacheBytes / 4 }),
   profiles: new VersionedCache(collectionVersion(runner, USERS)),
   destinationKeys: new Map(),
   store,
-  objects: store.streamStates(decode, evolveObjectState, stateBytes / 2),
-  users: store.streamStates(decode, evolveUser, stateBytes / 4),
-  claims: store.streamStates(decode, evolveClaim, stateBytes / 4),
+  objects: store.streamStates(decode, evolveObjectState, cacheBytes / 2),
+  users: store.streamStates(decode, evolveUser, cacheBytes / 8),
+  claims: store.streamStates(decode, evolveClaim, cacheBytes / 8),
 });
 
 /** The slot that records which object is a parent's dependent, so concurrent pushes create only one. */
