@@ -29,7 +29,7 @@ export class VersionedCache<K, V> {
   constructor(
     private readonly currentVersion: () => number,
     private readonly maxEntries = 10_000,
-    private readonly bytes?: { readonly sizeOf: (value: V) => number; readonly maxBytes: number },
+    private readonly bytes?: { readonly sizeOf: (value: V, key: K) => number; readonly maxBytes: number },
   ) {}
 
   /** The version to tag a value with: read it before loading the value's sources. */
@@ -58,7 +58,7 @@ export class VersionedCache<K, V> {
       this.clear();
       this.tag = loadedAt;
     }
-    if (this.bytes) return this.setSized(key, value, this.bytes.sizeOf(value), this.bytes.maxBytes);
+    if (this.bytes) return this.setSized(key, value, this.bytes.sizeOf(value, key), this.bytes.maxBytes);
     if (!this.entries.has(key) && this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);

@@ -75,6 +75,12 @@ test('VersionedCache: bounded in bytes when given sizes: large values push the o
   assert.ok(cache.size > 100, `${cache.size} small values kept`);
 });
 
+test('VersionedCache: a size may count the key (look-ups keyed by pushed data of any length)', () => {
+  const cache = new VersionedCache<string, string | null>(() => 0, 10_000, { sizeOf: (v, k) => k.length + (v?.length ?? 0), maxBytes: 10_000 });
+  for (let i = 0; i < 50; i++) cache.set(`${i}`.padEnd(3000, 'u'), null, 0);
+  assert.ok(cache.size <= 3, `${cache.size} keys of 3,000 characters kept under 10,000`);
+});
+
 // ---------------------------------------------------------------------------------------------
 // apiKeyAuth over a counting fake read store
 

@@ -40,16 +40,18 @@ export interface PushCaches {
   readonly claims: StreamStates<string, ClaimEvent>;
 }
 
-/** A kept REST API definition's estimated size: its JSON (a control file may be up to the body limit). */
-const definitionBytes = (doc: RestApiDoc | null): number => 64 + (doc === null ? 0 : JSON.stringify(doc).length);
+/** A kept REST API definition's estimated size: its URL and JSON (a control file may be up to the body limit). */
+const definitionBytes = (doc: RestApiDoc | null, url: string): number => 64 + url.length + (doc === null ? 0 : JSON.stringify(doc).length);
+/** A kept profile look-up's: the username comes from pushed data, of any length. */
+const profileBytes = (ref: string | null, username: string): number => 64 + username.length + (ref?.length ?? 0);
 
 /**
- * `cacheBytes` (SVC_COMMAND_CACHE) is shared out: half for objects' states, a quarter for REST API
- * definitions, an eighth each for users' states and dependent slots'.
+ * `cacheBytes` (SVC_COMMAND_CACHE) is shared out: half for objects' states, an eighth each for REST
+ * API definitions, profile look-ups, users' states and dependent slots'.
  */
 export const createPushCaches = (runner: VersionedProjections, store: StoreHelpers, decode: EventDecoder, cacheBytes = COMMAND_CACHE_BYTES): PushCaches => ({
-  apis: new VersionedCache(collectionVersion(runner, REST_APIS), 1000, { sizeOf: definitionBytes, maxBytes: cacheBytes / 4 }),
-  profiles: new VersionedCache(collectionVersion(runner, USERS)),
+  apis: new VersionedCache(collectionVersion(runner, REST_APIS), 1000, { sizeOf: definitionBytes, maxBytes: cacheBytes / 8 }),
+  profiles: new VersionedCache(collectionVersion(runner, USERS), 10_000, { sizeOf: profileBytes, maxBytes: cacheBytes / 8 }),
   destinationKeys: new Map(),
   store,
   objects: store.streamStates(decode, evolveObjectState, cacheBytes / 2),
