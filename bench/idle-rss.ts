@@ -7,7 +7,9 @@
  * set (VmRSS in /proc/<pid>/status) SOON_MS and IDLE_MS after the step ended: V8 keeps the heap a
  * burst grew for a while after it (measured: 433 MB 2 s after 15,000 writes at 200k events, 342 MB
  * 20 s later, with the same live heap), so the idle figure is the later one, the other is reported
- * beside it:
+ * beside it. After writes and after `at` answers a third reading LATER_MS after the step is
+ * reported too (`laterRssMb`, not part of the verdict): V8's memory reducer collects a burst's
+ * garbage about 24 s after it ends (`--trace-gc`), so the IDLE_MS reading can land either side of it:
  * - idle: caught up, nothing asked (`idleRssMb`, target at most 400 MB at 1M events);
  * - after writes: NEW_OBJECTS x scale new people created through the admin API (8 at a time), every
  *   projection caught up again: memory must not grow with objects written since start (the issue's
@@ -31,6 +33,7 @@ const TARGET_IDLE_RSS_MB = 400;
 const TARGET_SNAPSHOT_SHARE = 0.25;
 const SOON_MS = 3000;
 const IDLE_MS = 30_000;
+const LATER_MS = 90_000;
 const NEW_OBJECTS = 88_000;
 const WRITERS = 8;
 const AT_INSTANTS = 8;
@@ -45,12 +48,18 @@ export const rssMb = (pid: number): number => {
   }
 };
 
-/** The resident set of a service soon after its last request, and once it has been left alone for a while. */
-export const measureIdleRss = async (server: ServerProcess, soonMs = SOON_MS, idleMs = IDLE_MS): Promise<{ soonMb: number; idleMb: number }> => {
+/**
+ * The resident set of a service soon after its last request, once it has been left alone for a
+ * while, and (given `laterMs`) later still.
+ */
+export const measureIdleRss = async (server: ServerProcess, soonMs = SOON_MS, idleMs = IDLE_MS, laterMs?: number): Promise<{ soonMb: number; idleMb: number; laterMb?: number }> => {
   await new Promise((resolve) => setTimeout(resolve, soonMs));
   const soonMb = rssMb(server.pid);
   await new Promise((resolve) => setTimeout(resolve, Math.max(0, idleMs - soonMs)));
-  return { soonMb, idleMb: rssMb(server.pid) };
+  const idleMb = rssMb(server.pid);
+  if (laterMs === undefined) return { soonMb, idleMb };
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, laterMs - idleMs)));
+  return { soonMb, idleMb, laterMb: rssMb(server.pid) };
 };
 
 const fileBytes = (path: string) => {
@@ -118,9 +127,9 @@ export const idleRss: Benchmark = {
       if (failed > 0) problems.push(`${failed} of ${objects} creations failed`);
       await waitForLagZero(server);
       const writeMs = performance.now() - writeStarted;
-      const afterWrites = await measureIdleRss(server);
+      const afterWrites = await measureIdleRss(server, SOON_MS, IDLE_MS, LATER_MS);
       const afterWritesRssMb = afterWrites.idleMb;
-      progress(`idle-rss: ${objects} objects created in ${(writeMs / 1000).toFixed(1)} s, ${afterWrites.soonMb} MB soon after, idle ${afterWritesRssMb} MB`);
+      progress(`idle-rss: ${objects} objects created in ${(writeMs / 1000).toFixed(1)} s, ${afterWrites.soonMb} MB soon after, idle ${afterWritesRssMb} MB, ${afterWrites.laterMb} MB later`);
 
       const key = await createReaderKey(server, 'idle-rss-reader', { readLabels: ['svc:label:common'] }, '/api/reporting/v0/');
       const auth = { Authorization: basicAuth(key) };
@@ -130,9 +139,9 @@ export const idleRss: Benchmark = {
         const r = await timedGet(server, `/api/reporting/v0/collection-data/phd_projects?at=${encodeURIComponent(at)}`, auth);
         if (r.status !== 200) problems.push(`at ${at}: ${r.status} ${r.text.slice(0, 200)}`);
       }
-      const afterAt = await measureIdleRss(server);
+      const afterAt = await measureIdleRss(server, SOON_MS, IDLE_MS, LATER_MS);
       const afterAtRssMb = afterAt.idleMb;
-      progress(`idle-rss: after ${AT_INSTANTS} at answers, ${afterAt.soonMb} MB soon after, idle ${afterAtRssMb} MB`);
+      progress(`idle-rss: after ${AT_INSTANTS} at answers, ${afterAt.soonMb} MB soon after, idle ${afterAtRssMb} MB, ${afterAt.laterMb} MB later`);
 
       await stopServer(server);
       server = undefined;
@@ -144,9 +153,10 @@ export const idleRss: Benchmark = {
         events: history.plan.events,
         idleRssMb,
         soonAfterCatchUpRssMb: idle.soonMb,
-        afterWrites: { objects, rssMb: afterWritesRssMb, soonRssMb: afterWrites.soonMb, growthMb: afterWritesRssMb - idleRssMb, writeMs: Math.round(writeMs) },
-        afterAt: { instants: AT_INSTANTS, rssMb: afterAtRssMb, soonRssMb: afterAt.soonMb },
+        afterWrites: { objects, rssMb: afterWritesRssMb, soonRssMb: afterWrites.soonMb, laterRssMb: afterWrites.laterMb, growthMb: afterWritesRssMb - idleRssMb, writeMs: Math.round(writeMs) },
+        afterAt: { instants: AT_INSTANTS, rssMb: afterAtRssMb, soonRssMb: afterAt.soonMb, laterRssMb: afterAt.laterMb },
         idleAfterMs: IDLE_MS,
+        laterAfterMs: LATER_MS,
         catchUp: caughtUp.figures,
         readDb,
         targets: { idleRssMb: TARGET_IDLE_RSS_MB, snapshotsShare: TARGET_SNAPSHOT_SHARE },
