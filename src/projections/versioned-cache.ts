@@ -13,24 +13,49 @@
  *
  * The version moves (in this process) before anyone waiting for the change is released, so
  * read-your-writes holds as for a read of the read model itself. Values are never undefined: keep
- * "none" as null. Eviction is oldest-inserted first once `maxEntries` is reached, or, given
- * `bytes`, once the values' estimated sizes would pass its bound (a value larger than it is not kept).
+ * "none" as null. Eviction is oldest-inserted first once `maxEntries` is reached.
  */
+/** Where a VersionedCache keeps its values, and what bounds them. */
+export interface KeptValues<K, V> {
+  get(key: K): V | undefined;
+  put(key: K, value: V): void;
+  clear(): void;
+  readonly size: number;
+}
+
+/** At most `maxEntries` values; the oldest inserted goes first. */
+const countBounded = <K, V>(maxEntries: number): KeptValues<K, V> => {
+  const entries = new Map<K, V>();
+  return {
+    get: (key) => entries.get(key),
+    put(key, value) {
+      if (!entries.has(key) && entries.size >= maxEntries) {
+        const oldest = entries.keys().next();
+        if (!oldest.done) entries.delete(oldest.value);
+      }
+      entries.set(key, value);
+    },
+    clear: () => entries.clear(),
+    get size() {
+      return entries.size;
+    },
+  };
+};
+
 export class VersionedCache<K, V> {
-  private readonly entries = new Map<K, V>();
-  /** Each kept value's estimated size, when bounded in bytes. */
-  private readonly sizes = new Map<K, number>();
-  private held = 0;
+  private readonly entries: KeptValues<K, V>;
   private tag = -1;
   /** Look-ups answered from the cache and not, for the service's metrics (plain numbers: read on scrape, so counting costs an add). */
   hits = 0;
   misses = 0;
 
+  /** `bound`: a number of entries, or a store of its own (see SizedVersionedCache). */
   constructor(
     private readonly currentVersion: () => number,
-    private readonly maxEntries = 10_000,
-    private readonly bytes?: { readonly sizeOf: (value: V, key: K) => number; readonly maxBytes: number },
-  ) {}
+    bound: number | KeptValues<K, V> = 10_000,
+  ) {
+    this.entries = typeof bound === 'number' ? countBounded(bound) : bound;
+  }
 
   /** The version to tag a value with: read it before loading the value's sources. */
   version(): number {
@@ -40,7 +65,7 @@ export class VersionedCache<K, V> {
   get(key: K): V | undefined {
     const now = this.currentVersion();
     if (now !== this.tag) {
-      if (this.entries.size > 0) this.clear();
+      if (this.entries.size > 0) this.entries.clear();
       this.tag = now;
       this.misses++;
       return undefined;
@@ -55,39 +80,10 @@ export class VersionedCache<K, V> {
   set(key: K, value: V, loadedAt: number): void {
     if (loadedAt < 0 || loadedAt !== this.currentVersion()) return;
     if (loadedAt !== this.tag) {
-      this.clear();
+      this.entries.clear();
       this.tag = loadedAt;
     }
-    if (this.bytes) return this.setSized(key, value, this.bytes.sizeOf(value, key), this.bytes.maxBytes);
-    if (!this.entries.has(key) && this.entries.size >= this.maxEntries) {
-      const oldest = this.entries.keys().next();
-      if (!oldest.done) this.entries.delete(oldest.value);
-    }
-    this.entries.set(key, value);
-  }
-
-  private setSized(key: K, value: V, size: number, maxBytes: number): void {
-    this.delete(key);
-    if (size > maxBytes) return;
-    for (const oldest of this.entries.keys()) {
-      if (this.held + size <= maxBytes && this.entries.size < this.maxEntries) break;
-      this.delete(oldest);
-    }
-    this.entries.set(key, value);
-    this.sizes.set(key, size);
-    this.held += size;
-  }
-
-  private delete(key: K): void {
-    this.held -= this.sizes.get(key) ?? 0;
-    this.sizes.delete(key);
-    this.entries.delete(key);
-  }
-
-  private clear(): void {
-    this.entries.clear();
-    this.sizes.clear();
-    this.held = 0;
+    this.entries.put(key, value);
   }
 
   /** The kept value, or `read()`'s (kept, unless undefined, for the version current before it ran). */

@@ -1,4 +1,4 @@
-import { BytesBounded } from './bytes-bounded.ts';
+import { BytesBounded } from '../projections/bytes-bounded.ts';
 
 /** Bytes as a list of slices: a long answer is made, kept and sent without joining them into one buffer. */
 export type Slices = readonly Buffer[];

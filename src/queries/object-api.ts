@@ -4,7 +4,7 @@ import type { Schema } from '../domain/schema.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
 import { linkedRefs, serialiseObject, type LinkTarget, type SlugMemo } from './serialise-object.ts';
 import { collectionVersion, type VersionedProjections } from '../projections/versioned-cache.ts';
-import { SizedVersionedCache } from './sized-cache.ts';
+import { SizedVersionedCache } from '../projections/sized-cache.ts';
 
 // Heap bytes, roughly: strings count twice their length (UTF-16 at worst), each object and value a fixed overhead.
 const stringsBytes = (o: object): number => {

@@ -12,6 +12,7 @@ import { FailureThrottle } from '../../src/http/throttle.ts';
 import type { ReadStore } from '../../src/projections/read-store.ts';
 import { openSqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
 import { collectionVersion, VersionedCache } from '../../src/projections/versioned-cache.ts';
+import { SizedVersionedCache } from '../../src/projections/sized-cache.ts';
 
 const test = suite('read caches');
 
@@ -60,25 +61,25 @@ test('VersionedCache: bounded, the oldest entry goes first', () => {
   assert.is(cache.get(3), 33);
 });
 
-test('VersionedCache: bounded in bytes when given sizes: large values push the oldest out, one larger than the bound is not kept', () => {
-  const cache = new VersionedCache<number, string>(() => 0, 1000, { sizeOf: (v) => v.length, maxBytes: 10_000 });
-  for (let i = 0; i < 50; i++) cache.set(i, `${i}`.padEnd(3000, 'x'), 0);
-  assert.ok(cache.size <= 3, `${cache.size} values of 3,000 bytes kept under 10,000`);
-  assert.is(cache.get(49), '49'.padEnd(3000, 'x'));
+test('SizedVersionedCache: large values push the oldest out, one larger than its share of the bound is not kept', () => {
+  const cache = new SizedVersionedCache<number, string>(() => 0, 10_000, (v) => v.length);
+  for (let i = 0; i < 50; i++) cache.set(i, `${i}`.padEnd(2500, 'x'), 0);
+  assert.ok(cache.size <= 10_000 / 2500, `${cache.size} values of 2,500 bytes kept under 10,000`);
+  assert.is(cache.get(49), '49'.padEnd(2500, 'x'));
   assert.is(cache.get(0), undefined);
   cache.set(48, 'small', 0);
   assert.is(cache.get(48), 'small', 'a replaced value counts its new size');
   cache.set(99, 'y'.repeat(20_000), 0);
   assert.is(cache.get(99), undefined, 'larger than the bound: not kept');
-  assert.is(cache.get(49), '49'.padEnd(3000, 'x'), 'and it pushed nothing out');
+  assert.is(cache.get(49), '49'.padEnd(2500, 'x'), 'and it pushed nothing out');
   for (let i = 100; i < 400; i++) cache.set(i, 'tiny', 0);
   assert.ok(cache.size > 100, `${cache.size} small values kept`);
 });
 
-test('VersionedCache: a size may count the key (look-ups keyed by pushed data of any length)', () => {
-  const cache = new VersionedCache<string, string | null>(() => 0, 10_000, { sizeOf: (v, k) => k.length + (v?.length ?? 0), maxBytes: 10_000 });
-  for (let i = 0; i < 50; i++) cache.set(`${i}`.padEnd(3000, 'u'), null, 0);
-  assert.ok(cache.size <= 3, `${cache.size} keys of 3,000 characters kept under 10,000`);
+test('SizedVersionedCache: a size may count the key (look-ups keyed by pushed data of any length)', () => {
+  const cache = new SizedVersionedCache<string, string | null>(() => 0, 10_000, (v, k) => k.length + (v?.length ?? 0));
+  for (let i = 0; i < 50; i++) cache.set(`${i}`.padEnd(2500, 'u'), null, 0);
+  assert.ok(cache.size <= 10_000 / 2500, `${cache.size} keys of 2,500 characters kept under 10,000`);
 });
 
 // ---------------------------------------------------------------------------------------------

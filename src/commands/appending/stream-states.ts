@@ -2,6 +2,7 @@ import type { EventDecoder } from '../../events/decode.ts';
 import type { AppendResult, EventStore, NewEvent, RecordedEvent, StreamAppend } from '../../events/event-store.ts';
 import { GroupCommit } from './group-commit.ts';
 import { StreamLocks } from './stream-locks.ts';
+import { BytesBounded } from '../../projections/bytes-bounded.ts';
 import { loadAggregate, type Aggregate, type DomainEvent } from './run-command.ts';
 
 /** An evolve function that does not depend on recorded times (so this process's own appends can be folded in). */
@@ -114,8 +115,7 @@ type Kept<S> = Aggregate<S> & {
  * used streams are dropped first, and a state larger than the bound is not kept.
  */
 export class StreamStates<S, E extends DomainEvent> {
-  private readonly entries = new Map<string, Kept<S>>();
-  private bytes = 0;
+  private readonly entries: BytesBounded<string, Kept<S>>;
 
   constructor(
     private readonly events: EventStore,
@@ -123,8 +123,10 @@ export class StreamStates<S, E extends DomainEvent> {
     private readonly evolve: DatelessEvolve<S, E>,
     private readonly watch?: LogWatch,
     private readonly commits?: GroupCommit,
-    private readonly maxBytes = COMMAND_CACHE_BYTES / 4,
-  ) {}
+    maxBytes = COMMAND_CACHE_BYTES / 4,
+  ) {
+    this.entries = new BytesBounded(maxBytes, maxBytes);
+  }
 
   /**
    * The stream's state. `at`: the log's head as `watch.position()` answered it earlier in this
@@ -140,7 +142,7 @@ export class StreamStates<S, E extends DomainEvent> {
     const kept = this.entries.get(stream);
     const head = this.watch ? (at ?? (await this.watch.position())) : -1;
     if (kept && this.watch?.current(stream, kept.upTo, head)) {
-      this.keep(stream, kept);
+      this.entries.touch(stream);
       return { state: kept.state, revision: kept.revision };
     }
     const loaded = await loadAggregate(this.events, this.decode, stream, this.evolve, kept);
@@ -149,7 +151,7 @@ export class StreamStates<S, E extends DomainEvent> {
     const now = this.entries.get(stream);
     if (!now || now.revision < loaded.revision || (now.revision === loaded.revision && now.upTo < head)) {
       const bytes = measure(loaded.state);
-      this.keep(stream, { ...loaded, upTo: head, bytes, measured: bytes });
+      this.entries.put(stream, { ...loaded, upTo: head, bytes, measured: bytes }, bytes);
     }
     return loaded;
   }
@@ -171,28 +173,12 @@ export class StreamStates<S, E extends DomainEvent> {
     }
     // An event's JSON bounds what it adds; changes that replace values make that an overestimate, corrected now and then.
     if (bytes > 2 * measured) bytes = measured = measure(state);
-    this.keep(append.stream, { state, revision, upTo: result.position, bytes, measured });
+    this.entries.put(append.stream, { state, revision, upTo: result.position, bytes, measured }, bytes);
   }
 
   /** Drops the kept state of a stream (the next load reads it whole). */
   forget(stream: string): void {
-    const kept = this.entries.get(stream);
-    if (!kept) return;
     this.entries.delete(stream);
-    this.bytes -= kept.bytes;
-  }
-
-  private keep(stream: string, entry: Kept<S>): void {
-    this.forget(stream);
-    if (entry.bytes > this.maxBytes) return;
-    this.entries.set(stream, entry);
-    this.bytes += entry.bytes;
-    if (this.bytes <= this.maxBytes) return;
-    for (const [oldest, kept] of this.entries) {
-      this.entries.delete(oldest);
-      this.bytes -= kept.bytes;
-      if (this.bytes <= this.maxBytes) break;
-    }
   }
 
   get size(): number {

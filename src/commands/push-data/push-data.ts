@@ -10,7 +10,8 @@ import { userStream, type UserEvent } from '../../domain/users/events.ts';
 import { evolveUser, type User } from '../../domain/users/users.ts';
 import { waitUntilVisible, type CommandDeps, type EventMetadata } from '../context.ts';
 import { defaultLabels } from '../objects.ts';
-import { collectionVersion, VersionedCache, type VersionedProjections } from '../../projections/versioned-cache.ts';
+import { collectionVersion, type VersionedProjections } from '../../projections/versioned-cache.ts';
+import { SizedVersionedCache } from '../../projections/sized-cache.ts';
 import { toNewEvents } from '../appending/run-command.ts';
 import { COMMAND_CACHE_BYTES, type StoreHelpers, type StreamStates } from '../appending/stream-states.ts';
 import type { EventDecoder } from '../../events/decode.ts';
@@ -27,9 +28,9 @@ const evolveClaim = (_: string | null, event: ClaimEvent): string => event.data.
  */
 export interface PushCaches {
   /** REST API definitions by URL (null: not defined). */
-  readonly apis: VersionedCache<string, RestApiDoc | null>;
+  readonly apis: SizedVersionedCache<string, RestApiDoc | null>;
   /** Profile refs by lower-case username (null: no such user, or no profile). */
-  readonly profiles: VersionedCache<string, string | null>;
+  readonly profiles: SizedVersionedCache<string, string | null>;
   /** Destination name -> its part of dependent slot names (models have few destinations). */
   readonly destinationKeys: Map<string, string>;
   /** The group commit and log watch the stream states below are kept over. */
@@ -50,8 +51,8 @@ const profileBytes = (ref: string | null, username: string): number => 64 + user
  * API definitions, profile look-ups, users' states and dependent slots'.
  */
 export const createPushCaches = (runner: VersionedProjections, store: StoreHelpers, decode: EventDecoder, cacheBytes = COMMAND_CACHE_BYTES): PushCaches => ({
-  apis: new VersionedCache(collectionVersion(runner, REST_APIS), 1000, { sizeOf: definitionBytes, maxBytes: cacheBytes / 8 }),
-  profiles: new VersionedCache(collectionVersion(runner, USERS), 10_000, { sizeOf: profileBytes, maxBytes: cacheBytes / 8 }),
+  apis: new SizedVersionedCache(collectionVersion(runner, REST_APIS), cacheBytes / 8, definitionBytes),
+  profiles: new SizedVersionedCache(collectionVersion(runner, USERS), cacheBytes / 8, profileBytes),
   destinationKeys: new Map(),
   store,
   objects: store.streamStates(decode, evolveObjectState, cacheBytes / 2),
