@@ -78,6 +78,15 @@ export interface ReadAllOptions extends LogFilter {
   readonly maxCount?: number;
 }
 
+export interface ReadByStreamOptions {
+  /** Only streams whose names start with this prefix. */
+  readonly streamPrefix: string;
+  /** Only events at or before this position. */
+  readonly through: number;
+  /** Only events of these types. */
+  readonly types?: readonly string[];
+}
+
 export interface SubscribeOptions extends LogFilter {
   /** Exclusive start position; omitted = from the start of the log. */
   readonly after?: number;
@@ -147,6 +156,16 @@ export interface EventStore {
   appendMany(appends: readonly StreamAppend[]): Promise<AppendResult[]>;
   readStream(stream: string, options?: ReadStreamOptions): AsyncIterable<RecordedEvent>;
   readAll(options?: ReadAllOptions): AsyncIterable<RecordedEvent>;
+  /**
+   * The events of every stream whose name starts with `streamPrefix`, one stream after another (in
+   * the order of their names), each stream's in revision order; only those at or before `through`.
+   * A rebuild folds a projection whose documents each belong to one stream this way: a stream's
+   * documents are finished when its last event is folded, so none is held while others are folded.
+   * Optional: an engine that can only read its log in log order leaves it out (KurrentDB: reading
+   * every stream on its own would cost a round trip per stream), and the rebuild reads the log in
+   * order there.
+   */
+  readByStream?(options: ReadByStreamOptions): AsyncIterable<RecordedEvent>;
   /** Position of the last event in the log, or 0 when the log is empty. */
   headPosition(): Promise<number>;
   subscribe(options: SubscribeOptions, handler: BatchHandler): Subscription;

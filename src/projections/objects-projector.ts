@@ -1,6 +1,6 @@
 import type { EventDecoder } from '../events/decode.ts';
 import type { RecordedEvent } from '../events/event-store.ts';
-import { OBJECT_EVENT_TYPES, type ObjectEvent } from '../domain/objects/events.ts';
+import { OBJECT_EVENT_TYPES, objectStream, type ObjectEvent } from '../domain/objects/events.ts';
 import { evolveObject, type StoreObject } from '../domain/objects/object.ts';
 import { titleOf, valueText } from './readable.ts';
 import { BEHAVIOUR, TITLE } from '../domain/schema.ts';
@@ -54,6 +54,8 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
     { name: OBJECT_LINKS, indexes: ['to', 'from', 'attribute', 'fromCreated'], compoundIndexes: [['to', 'attribute', 'fromCreated', 'id']] },
   ],
   handles: OBJECT_EVENT_TYPES,
+  // An object's events are in its own stream and touch only its document and the links from it.
+  byStream: { streamPrefix: objectStream('') },
   async apply(recorded: RecordedEvent, docs: DocAccess) {
     const event = decode<ObjectEvent>(recorded);
     // From memory when the cache holds it: a promise per event is a visible share of a rebuild.

@@ -39,6 +39,13 @@ export interface Projector {
    * before folding further events onto it.
    */
   readonly derived?: { readonly collections: readonly string[]; derive(state: MemoryDocs): void };
+  /**
+   * Set when the fold is one per stream: every event it folds lies in a stream named with this
+   * prefix, and the documents an event reads or writes belong to that stream alone. A rebuild
+   * from nothing may then fold it stream by stream (EventStore.readByStream), keeping only the
+   * documents of the streams in hand, each written once, instead of the whole state.
+   */
+  readonly byStream?: { readonly streamPrefix: string };
 }
 
 export interface BatchContext {

@@ -277,6 +277,9 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
   };
 
   const commit = async (b: Build, at: number) => {
+    // A build ahead of the others (resumed further on, or folded by stream) has folded nothing up to
+    // `at`: its checkpoint never goes back, or the events in between would be folded twice.
+    if (at < b.stored) at = b.stored;
     if (b.docs.pending === 0 && b.stored === at) return;
     await reads.commitBatch(b.checkpoint, b.docs.ops(), b.stored === 0 ? null : { position: b.stored }, { position: at });
     b.docs.written();
@@ -290,6 +293,29 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
 
   // Recorded at once (other processes show it), reported after the first page as before.
   await progress('building', 'building', false);
+  const readByStream = events.readByStream?.bind(events);
+  const byStream = readByStream ? builds.filter((b) => b.stored === 0 && b.projector.byStream) : [];
+  if (readByStream && byStream.length > 0) {
+    // Folded up to the head as read now; the log is then read in order from there for them.
+    const through = head;
+    const base = processed;
+    for (const b of byStream) {
+      const between = async (folded: number) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        if (options.signal?.aborted) return false;
+        await renew();
+        processed = base + folded;
+        await progress('building');
+        return true;
+      };
+      // Stopped: nothing is committed; without a checkpoint the next run starts these copies over.
+      if (!(await foldByStream(readByStream, reads, b, through, limit, measure, batchSize, between))) return progress('interrupted', options.resumeAfterStop ? 'building' : 'interrupted');
+      await commit(b, through);
+      // Its documents are in the store, no longer in memory: the events after `through` read them back.
+      b.docs = new BatchDocs(reads, target.physical, false, measure);
+    }
+    position = Math.min(...builds.map((b) => b.stored));
+  }
   for (;;) {
     // Every await of the loop may resolve at once (the embedded stores answer synchronously): a turn
     // of the event loop per page lets a stop (a signal, a worker's message) be seen.
@@ -359,6 +385,57 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
     await b.projector.afterRebuild?.(reads);
   }
   return progress('done');
+};
+
+/** Streams' documents kept at most while folding by stream: written and dropped at the end of a stream past it. */
+const BY_STREAM_DOCS = 2_000;
+
+/**
+ * Folds a byStream projection from nothing up to `through`, one stream after another. A stream's
+ * documents are finished once its last event is folded, so they are written and dropped every
+ * BY_STREAM_DOCS documents and none is ever read back: each is written once, whatever the cache.
+ * Nothing is checkpointed here (the caller commits the checkpoint once every stream is folded).
+ * `between` runs at a stream's start about every `every` events: false stops the fold (false).
+ */
+const foldByStream = async (
+  readByStream: NonNullable<EventStore['readByStream']>,
+  reads: ReadStore,
+  b: Build,
+  through: number,
+  limit: BatchLimit,
+  measure: boolean,
+  every: number,
+  between: (folded: number) => Promise<boolean>,
+): Promise<boolean> => {
+  const fresh = () => new BatchDocs(reads, target.physical, true, measure);
+  let docs = fresh();
+  const write = async () => {
+    if (docs.pending === 0) return;
+    await reads.bulkWrite(docs.ops());
+    docs.written();
+  };
+  let stream: string | undefined;
+  let folded = 0;
+  let next = every;
+  const types = b.handles && [...b.handles];
+  for await (const event of readByStream({ streamPrefix: b.projector.byStream!.streamPrefix, through, ...(types ? { types } : {}) })) {
+    if (event.stream !== stream) {
+      stream = event.stream;
+      if (docs.size >= BY_STREAM_DOCS) {
+        await write();
+        docs = fresh();
+      }
+      if (folded >= next) {
+        if (!(await between(folded))) return false;
+        next = folded + every;
+      }
+    }
+    await b.projector.apply(event, docs);
+    folded++;
+    if (windowFull(docs.pending, docs.pendingBytes, limit)) await write();
+  }
+  await write();
+  return between(folded);
 };
 
 /** Rebuilds one projection (see rebuildProjections). */

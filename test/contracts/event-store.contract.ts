@@ -49,6 +49,8 @@ export interface ContractOptions {
   readonly openEmpty?: () => Promise<EventStoreFixture>;
   /** Said when `openEmpty` is missing, so the skip is visible. */
   readonly noEmptyStore?: string;
+  /** The engine reads by stream (`readByStream` is optional on the port; where it must be there, its absence fails). */
+  readonly readsByStream?: boolean;
 }
 
 /** One behaviour contract for every EventStore adapter. */
@@ -164,6 +166,32 @@ export const eventStoreContract = (name: string, open: () => Promise<EventStoreF
     const limited = await collect(ctx.fx.store.readAll({ after: mine[0]!.position, streamPrefix: base, maxCount: 2 }));
     assert.equal(limited.map((e) => e.type), ['Y1', 'X2']);
     assert.ok((await ctx.fx.store.headPosition()) >= mine[3]!.position);
+  });
+
+  test('readByStream: stream after stream in name order, each in revision order, up to a position, by type; pages across streams', async (ctx) => {
+    const store = ctx.fx.store;
+    if (!store.readByStream) {
+      assert.not.ok(options.readsByStream, `${name} should read by stream`);
+      console.log(`skipped: readByStream on ${name} (optional; this engine reads its log in log order only, and rebuilds do so)`);
+      return;
+    }
+    const base = s(ctx, 'bys');
+    const many = (from: number, n: number) => Array.from({ length: n }, (_, i) => ev(i % 2 ? 'Odd' : 'Even', { n: from + i }));
+    await store.append(`${base}-c`, [ev('Even', { n: 0 })]);
+    await store.append(`${base}-a`, many(0, 600));
+    await store.append(`${base}x-other`, [ev('Even', { n: 0 })]);
+    await store.append(`${base}-b`, [ev('Even', { n: 0 }), ev('Odd', { n: 1 })]);
+    const { position: through } = await store.append(`${base}-a`, many(600, 600));
+    await store.append(`${base}-c`, [ev('Odd', { n: 1 })]);
+    await store.append(`${base}-d`, [ev('Even', { n: 0 })]);
+    const all = await collect(store.readByStream({ streamPrefix: `${base}-`, through }));
+    const seen = all.map((e) => `${e.stream.slice(base.length)}:${e.revision}`);
+    const expected = [...Array.from({ length: 1200 }, (_, i) => `-a:${i}`), '-b:0', '-b:1', '-c:0'];
+    assert.equal(seen, expected);
+    assert.equal(all.map((e) => (e.data as { n: number }).n), [...Array.from({ length: 1200 }, (_, i) => i), 0, 1, 0]);
+    assert.ok(all.every((e) => e.position <= through));
+    const odd = await collect(store.readByStream({ streamPrefix: `${base}-`, through: await store.headPosition(), types: ['Odd'] }));
+    assert.equal(odd.map((e) => `${e.stream.slice(base.length)}:${e.revision}`), [...Array.from({ length: 600 }, (_, i) => `-a:${2 * i + 1}`), '-b:1', '-c:1']);
   });
 
   test('appendMany appends to several streams and reports each result', async (ctx) => {

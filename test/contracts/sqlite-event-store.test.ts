@@ -14,7 +14,7 @@ const openFresh = async () => {
   return { store, prefix: 'test-', close: async () => (await store.close(), tmp.remove()) };
 };
 
-eventStoreContract('embedded SQLite', openFresh, { openEmpty: openFresh }).run();
+eventStoreContract('embedded SQLite', openFresh, { openEmpty: openFresh, readsByStream: true }).run();
 
 const ev = (type: string, id = randomUUID()) => ({ id, type, data: {} });
 const collect = async <T>(it: AsyncIterable<T>) => {

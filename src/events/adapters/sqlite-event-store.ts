@@ -12,6 +12,7 @@ import {
   type LogFilter,
   type NewEvent,
   type ReadAllOptions,
+  type ReadByStreamOptions,
   type ReadStreamOptions,
   type RecordedEvent,
   type StreamAppend,
@@ -172,6 +173,31 @@ export class SqliteEventStore implements EventStore {
       if (rows.length === 0) return;
       remaining -= rows.length;
       after = rows[rows.length - 1]!.position;
+    }
+  }
+
+  /**
+   * Walks the (stream, revision) index from one page's last event to the next page's, so each page
+   * is one seek whatever the log's length; position and type are checked on the rows it passes.
+   */
+  async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
+    const params: unknown[] = [];
+    let sql = 'SELECT * FROM events WHERE (stream, revision) > (?, ?) AND position <= ?';
+    if (options.streamPrefix) {
+      sql += ' AND stream < ?';
+      params.push(prefixEnd(options.streamPrefix));
+    }
+    sql += filterSql({ ...(options.types ? { types: options.types } : {}) }, params) + ' ORDER BY stream, revision LIMIT ?';
+    let stmt = this.pages.get(sql);
+    if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], EventRow>(sql)));
+    let stream = options.streamPrefix;
+    let revision = -1;
+    for (;;) {
+      const rows = stmt.all(stream, revision, options.through, ...params, PAGE);
+      for (const row of rows) yield toEvent(row);
+      if (rows.length < PAGE) return;
+      stream = rows[rows.length - 1]!.stream;
+      revision = rows[rows.length - 1]!.revision;
     }
   }
 

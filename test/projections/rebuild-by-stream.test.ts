@@ -1,0 +1,187 @@
+/**
+ * A projection folded one stream at a time (Projector.byStream, the objects projection) is rebuilt
+ * from nothing stream by stream where the event store reads that way: it never reads a folded
+ * document back, whatever its cache, and builds what a fold in log order builds, including the
+ * events appended while it read and after a stop.
+ */
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { openSqliteEventStore, type SqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
+import type { EventStore, ReadByStreamOptions, RecordedEvent } from '../../src/events/event-store.ts';
+import { eventDecoder } from '../../src/events/decode.ts';
+import { domainCodecs } from '../../src/events/codecs.ts';
+import { objectsProjector } from '../../src/projections/objects-projector.ts';
+import { collectionFold } from '../../src/projections/reporting/collection-fold.ts';
+import { loadCollections } from '../../src/app/load-collections.ts';
+import { snapshotSpec, withSnapshots } from '../../src/projections/reporting/snapshots.ts';
+import { rebuildProjections, type RebuildProgress } from '../../src/projections/rebuild.ts';
+import { openSqliteReadStore, type SqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
+import type { Projector } from '../../src/projections/projector.ts';
+import { seededRandom } from '../../bench/support.ts';
+import { changed, created, deleted, link, schema, text, undeleted } from './object-events.ts';
+import { tempDir } from '../support/tmp.ts';
+import type { GivenEvent } from '../support/projection-spec.ts';
+
+const test = suite('Rebuild by stream');
+
+const collectionsFile = new URL('../../config/collections.json', import.meta.url).pathname;
+const decode = eventDecoder(domainCodecs);
+
+const departments = Array.from({ length: 6 }, (_, i) => `dept${String(i).padStart(8, '0')}`);
+const people = Array.from({ length: 120 }, (_, i) => `pers${String(i).padStart(8, '0')}`);
+
+/** People linked to departments, then changes, link moves, deletions and undeletions, interleaved. */
+const history = (seed: number, count: number, from = 0): GivenEvent[] => {
+  const random = seededRandom(seed);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(random() * xs.length)]!;
+  return Array.from({ length: count }, (_, i) => {
+    const ref = pick(people);
+    const k = random();
+    if (k < 0.35) return changed(ref, { 'svc:attribute:job-title': [text(`Job ${from + i} ${'x'.repeat(Math.floor(random() * 150))}`)] });
+    if (k < 0.65) return changed(ref, { 'svc:attribute:department': [link(pick(departments)), ...(random() < 0.5 ? [link(pick(departments))] : [])] });
+    if (k < 0.9) return changed(ref, { 'dc:attribute:title': [text(`Person renamed ${from + i}`)] });
+    if (k < 0.95) return deleted(ref);
+    return undeleted(ref);
+  });
+};
+
+const start = (): GivenEvent[] => [
+  ...departments.map((ref, i) => created(ref, 'svc:type:department', { 'dc:attribute:title': [text(`Department ${i}`)] })),
+  ...people.map((ref, i) => created(ref, 'svc:type:person', { 'dc:attribute:title': [text(`Person ${i}`)], 'svc:attribute:department': [link(departments[i % 6]!)] }, ['svc:label:common'])),
+];
+
+const append = async (events: EventStore, given: readonly GivenEvent[]) => {
+  for (const e of given) await events.append(e.stream!, [{ type: e.type, data: e.data }]);
+};
+
+const objects = (): Projector => objectsProjector(decode);
+
+/** Counts the documents read back from the rebuild's own copies. */
+const countingGets = (reads: SqliteReadStore) => {
+  const counter = { gets: 0 };
+  const get = reads.get.bind(reads);
+  reads.get = ((collection: string, id: string) => {
+    if (collection.endsWith('__rebuild')) counter.gets++;
+    return get(collection, id);
+  }) as SqliteReadStore['get'];
+  return counter;
+};
+
+const dump = async (reads: SqliteReadStore, projectors: readonly Projector[]) => {
+  const out: Record<string, unknown[]> = {};
+  for (const p of projectors) for (const c of p.collections) out[c.name] = await reads.find(c.name, { sort: [['id', 'asc']] });
+  return out;
+};
+
+/** The read models a rebuild with everything in memory, reading in log order, makes of `events`. */
+const inLogOrder = async (dir: string, events: EventStore, projectors: () => Projector[]) => {
+  const reads = openSqliteReadStore(join(dir, `log-order-${Math.random()}.db`));
+  try {
+    await reads.ensureCollection(snapshotSpec);
+    // Without readByStream the rebuild reads the log in order.
+    const logOrder: EventStore = Object.assign(Object.create(events), { readByStream: undefined });
+    const p = await rebuildProjections({ events: logOrder, reads, projectors: projectors(), batchSize: 50 });
+    assert.is(p.phase, 'done');
+    return await dump(reads, projectors());
+  } finally {
+    await reads.close();
+  }
+};
+
+const withStore = async (run: (dir: string, events: SqliteEventStore) => Promise<void>) => {
+  const tmp = tempDir();
+  const events = openSqliteEventStore(join(tmp.dir, 'events.db'));
+  try {
+    await run(tmp.dir, events);
+  } finally {
+    await events.close();
+    tmp.remove();
+  }
+};
+
+test('the objects projection rebuilt from nothing reads no document back, with a cache far smaller than its state', async () => {
+  await withStore(async (dir, events) => {
+    await append(events, [...start(), ...history(5, 1500)]);
+    const expected = await inLogOrder(dir, events, () => [objects()]);
+    assert.ok((expected['objects'] ?? []).length === 126 && (expected['object_links'] ?? []).length > 120, 'objects and links were made');
+    const reads = openSqliteReadStore(join(dir, 'read.db'));
+    try {
+      const gets = countingGets(reads);
+      const p = await rebuildProjections({ events, reads, projectors: [objects()], batchSize: 50, cacheBytes: 4 * 1024 });
+      assert.is(p.phase, 'done');
+      assert.is(gets.gets, 0);
+      assert.equal(await dump(reads, [objects()]), expected);
+      assert.is((await reads.getCheckpoint('objects'))?.position, await events.headPosition());
+    } finally {
+      await reads.close();
+    }
+  });
+});
+
+test('beside folds read in log order, and with events appended while the streams are read', async () => {
+  await withStore(async (dir, events) => {
+    await append(events, [...start(), ...history(7, 900)]);
+    const projectors = () => [objects(), ...loadCollections(collectionsFile, schema).map((c) => withSnapshots(collectionFold(c, schema, decode), 200))];
+    // Appended once the stream-by-stream read has begun: past the position it reads to.
+    const late = history(8, 120, 900);
+    let appended = false;
+    const appending: EventStore = Object.assign(Object.create(events), {
+      async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
+        for await (const e of events.readByStream(options)) {
+          if (!appended) {
+            appended = true;
+            await append(events, late);
+          }
+          yield e;
+        }
+      },
+    });
+    const reads = openSqliteReadStore(join(dir, 'read.db'));
+    try {
+      await reads.ensureCollection(snapshotSpec);
+      const p = await rebuildProjections({ events: appending, reads, projectors: projectors(), batchSize: 50, cacheBytes: 16 * 1024 });
+      assert.ok(appended);
+      assert.is(p.phase, 'done');
+      const head = await events.headPosition();
+      assert.is(p.position, head);
+      for (const projector of projectors()) assert.is((await reads.getCheckpoint(projector.name))?.position, head, projector.name);
+      assert.equal(await dump(reads, projectors()), await inLogOrder(dir, events, projectors));
+    } finally {
+      await reads.close();
+    }
+  });
+});
+
+test('stopped while reading by stream, the next run starts the projection over and builds the same', async () => {
+  await withStore(async (dir, events) => {
+    await append(events, [...start(), ...history(9, 1200)]);
+    const expected = await inLogOrder(dir, events, () => [objects()]);
+    const stop = new AbortController();
+    let read = 0;
+    const stopping: EventStore = Object.assign(Object.create(events), {
+      async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
+        for await (const e of events.readByStream(options)) {
+          if (++read === 700) stop.abort();
+          yield e;
+        }
+      },
+    });
+    const reads = openSqliteReadStore(join(dir, 'read.db'));
+    try {
+      const reports: RebuildProgress[] = [];
+      const first = await rebuildProjections({ events: stopping, reads, projectors: [objects()], signal: stop.signal, resumeAfterStop: true, batchSize: 100, cacheBytes: 4 * 1024, onProgress: (p) => reports.push(p) });
+      assert.is(first.phase, 'interrupted');
+      assert.ok(read < 1326, `stopped after ${read} of 1326 events`);
+      // Nothing the stopped run wrote passes for a finished part.
+      assert.is(await reads.getCheckpoint('rebuild:objects'), null);
+      const second = await rebuildProjections({ events, reads, projectors: [objects()], cacheBytes: 4 * 1024 });
+      assert.is(second.phase, 'done');
+      assert.equal(await dump(reads, [objects()]), expected);
+    } finally {
+      await reads.close();
+    }
+  });
+});
+
+test.run();
