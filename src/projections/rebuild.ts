@@ -305,6 +305,9 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
         if (options.signal?.aborted) return false;
         await renew();
         processed = base + folded;
+        // Where the rebuild stands, for progress, is where its furthest-behind projection does: this one
+        // has folded `folded` events (positions are dense on a store that reads by stream).
+        position = Math.min(through, folded, ...builds.filter((x) => x !== b).map((x) => x.stored));
         await progress('building');
         return true;
       };
