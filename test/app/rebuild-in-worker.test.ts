@@ -129,7 +129,11 @@ test('a rebuild over two worker threads stopped part-way resumes on the next run
         assert.ok(phase === 'interrupted' || phase === 'done', `${p.name}: ${phase}`);
         if (phase === 'done') continue;
         interrupted++;
-        assert.ok((await engines.reads.getCheckpoint(rebuildCheckpoint(p.name)))!.position > 0, `${p.name} committed before it stopped`);
+        const checkpoint = await engines.reads.getCheckpoint(rebuildCheckpoint(p.name));
+        // A worker stopped while it folded the objects projection stream by stream had folded nothing in
+        // log order yet: it keeps no checkpoint, and its projections start over (rebuild-by-stream.test.ts).
+        if (checkpoint === null) assert.is(records.get(p.name)?.position, 0, `${p.name} folded nothing it could resume from`);
+        else assert.ok(checkpoint.position > 0, `${p.name} committed before it stopped`);
       }
       assert.ok(interrupted > 0, 'some projection was stopped part-way');
     } finally {
