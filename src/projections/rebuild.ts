@@ -298,8 +298,8 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
   if (readByStream && byStream.length > 0) {
     // Folded up to the head as read now; the log is then read in order from there for them.
     const through = head;
-    const base = processed;
     for (const b of byStream) {
+      const base = processed;
       const between = async (folded: number) => {
         await new Promise((resolve) => setImmediate(resolve));
         if (options.signal?.aborted) return false;
@@ -420,7 +420,7 @@ const foldByStream = async (
   let stream: string | undefined;
   let folded = 0;
   let next = every;
-  const types = b.handles && [...b.handles];
+  const types = b.projector.handles;
   for await (const event of readByStream({ streamPrefix: b.projector.byStream!.streamPrefix, through, ...(types ? { types } : {}) })) {
     if (event.stream !== stream) {
       stream = event.stream;

@@ -182,12 +182,7 @@ export class SqliteEventStore implements EventStore {
    */
   async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
     const params: unknown[] = [];
-    let sql = 'SELECT * FROM events WHERE (stream, revision) > (?, ?) AND position <= ?';
-    if (options.streamPrefix) {
-      sql += ' AND stream < ?';
-      params.push(prefixEnd(options.streamPrefix));
-    }
-    sql += filterSql({ ...(options.types ? { types: options.types } : {}) }, params) + ' ORDER BY stream, revision LIMIT ?';
+    const sql = `SELECT * FROM events WHERE (stream, revision) > (?, ?) AND position <= ?${filterSql(options, params)} ORDER BY stream, revision LIMIT ?`;
     let stmt = this.pages.get(sql);
     if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], EventRow>(sql)));
     let stream = options.streamPrefix;
