@@ -3,6 +3,12 @@
  * checkpoints kept beside them. Engines: embedded SQLite, MongoDB.
  */
 
+/**
+ * A document: JSON values, except that a top-level field may hold bytes (a Uint8Array), which the
+ * engine keeps in its binary type (a BLOB beside the JSON on SQLite, BSON binary data on MongoDB)
+ * rather than as text, and gives back as a Buffer. Bytes deeper in a document are not supported;
+ * a bytes field cannot be indexed.
+ */
 export interface Doc {
   /** Unique inside its collection. */
   readonly id: string;
@@ -41,7 +47,10 @@ export type WriteOp =
       readonly kind: 'put';
       readonly collection: string;
       readonly doc: Doc;
-      /** `doc` as JSON.stringify writes it, when the caller has it already: a store that stores JSON need not encode it again. */
+      /**
+       * `doc` as JSON.stringify writes it, when the caller has it already: a store that stores JSON
+       * need not encode it again. Never given for a document with bytes fields.
+       */
       readonly json?: string;
     }
   | { readonly kind: 'delete'; readonly collection: string; readonly id: string };
@@ -193,11 +202,33 @@ export class BatchTooLargeError extends Error {
   }
 }
 
+/** A document's bytes fields (see Doc), in order; none: null. */
+export type BytesFields = readonly (readonly [field: string, bytes: Uint8Array])[] | null;
+
+/** A put's document as JSON without its bytes fields, and those fields. */
+export const splitDoc = (op: Extract<WriteOp, { kind: 'put' }>): { json: string; bytes: BytesFields } => {
+  if (op.json !== undefined) return { json: op.json, bytes: null };
+  let bytes: [string, Uint8Array][] | null = null;
+  for (const field in op.doc) {
+    const value = op.doc[field];
+    if (value instanceof Uint8Array) (bytes ??= []).push([field, value]);
+  }
+  if (!bytes) return { json: JSON.stringify(op.doc), bytes };
+  const rest: Record<string, unknown> = { ...op.doc };
+  for (const [field] of bytes) delete rest[field];
+  return { json: JSON.stringify(rest), bytes };
+};
+
 /**
- * Bytes a write op counts for against BatchLimit.bytes: the UTF-8 JSON of a put's document
- * (engine-independent, so a caller can size its windows the same way on every engine); 0 for a delete.
+ * Bytes a write op counts for against BatchLimit.bytes: the UTF-8 JSON of a put's document and the
+ * length of its bytes fields (engine-independent, so a caller can size its windows the same way on
+ * every engine); 0 for a delete.
  */
-export const writeOpBytes = (op: WriteOp): number => (op.kind === 'put' ? Buffer.byteLength(op.json ?? JSON.stringify(op.doc)) : 0);
+export const writeOpBytes = (op: WriteOp): number => {
+  if (op.kind === 'delete') return 0;
+  const { json, bytes } = splitDoc(op);
+  return Buffer.byteLength(json) + (bytes?.reduce((n, [, b]) => n + b.byteLength, 0) ?? 0);
+};
 
 /** Throws BatchTooLargeError when `ops` is past `limit`; `bytesOf` measures one op (default writeOpBytes). */
 export const checkBatch = (ops: readonly WriteOp[], limit: BatchLimit, bytesOf: (op: WriteOp) => number = writeOpBytes): void => {

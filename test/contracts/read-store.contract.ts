@@ -8,6 +8,7 @@ import {
   type Doc,
   type ReadStore,
   type SwitchPlan,
+  writeOpBytes,
 } from '../../src/projections/read-store.ts';
 
 /** What the contract may set on a store it opens (engine options of the same name). */
@@ -286,6 +287,44 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     await small.commitBatch('bounded', [put('c', 'x'.repeat(180))], null, { position: 1 });
     assert.is(await small.count('bounded'), 3);
     assert.equal(await small.getCheckpoint('bounded'), { position: 1 });
+  });
+
+  test('bytes at the top level of a document are kept as bytes: every write and read path, replaced and removed with the rest', async (ctx) => {
+    const { store } = ctx.fx;
+    await store.ensureCollection({ name: 'blobs', indexes: ['kind'] });
+    const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 0xff);
+    const a = { id: 'a', kind: 'chunk', z: bytes(1000, 1), small: bytes(0, 0), note: { nested: [1, 'two'] } };
+    const b = { id: 'b', kind: 'chunk', z: bytes(70_000, 2) };
+    await store.bulkWrite([{ kind: 'put', collection: 'blobs', doc: a }]);
+    await store.upsert('blobs', b);
+    await store.commitBatch('blobs', [{ kind: 'put', collection: 'blobs', doc: { id: 'c', kind: 'other', z: bytes(3, 3) } }], null, { position: 1 });
+    // Read back as Buffers (Uint8Arrays) with the same bytes; the other fields as they were.
+    const same = (got: Doc | null | undefined, want: Record<string, unknown>) => {
+      assert.ok(got, 'found');
+      assert.equal(Object.keys(got!).sort(), Object.keys(want).sort());
+      for (const [key, value] of Object.entries(want)) {
+        if (value instanceof Uint8Array) {
+          assert.instance(got![key], Uint8Array, key);
+          assert.ok(Buffer.from(value).equals(got![key] as Uint8Array), `${key}: same bytes`);
+        } else assert.equal(got![key], value, key);
+      }
+    };
+    same(await store.get('blobs', 'a'), a);
+    same((await store.getMany('blobs', ['b', 'a'])).get('b'), b);
+    const found = await store.find('blobs', { where: { kind: 'chunk' } });
+    assert.equal(found.map((d) => d.id), ['a', 'b']);
+    same(found[0], a);
+    same(found[1], b);
+    // A put without them replaces them; a delete removes the document with them.
+    await store.bulkWrite([{ kind: 'put', collection: 'blobs', doc: { id: 'a', kind: 'chunk' } }, { kind: 'delete', collection: 'blobs', id: 'b' }]);
+    assert.equal(await store.get('blobs', 'a'), { id: 'a', kind: 'chunk' });
+    assert.is(await store.get('blobs', 'b'), null);
+    same(await store.get('blobs', 'c'), { id: 'c', kind: 'other', z: bytes(3, 3) });
+    // They count for their length against the bound of a transaction (not a text encoding of them).
+    assert.is(writeOpBytes({ kind: 'put', collection: 'blobs', doc: b }), Buffer.byteLength('{"id":"b","kind":"chunk"}') + 70_000);
+    const small = await ctx.fx.another({ maxBatch: { ops: 10, bytes: 80_000 } });
+    await small.bulkWrite([{ kind: 'put', collection: 'blobs', doc: b }]);
+    same(await small.get('blobs', 'b'), b);
   });
 
   test('increment adds atomically, creating the document from its initial fields; concurrent increments all count', async (ctx) => {

@@ -28,7 +28,7 @@ readStoreContract('embedded SQLite', async () => {
   };
 }).run();
 
-const upgrade = suite('embedded SQLite read store: files made before switch marks');
+const upgrade = suite('embedded SQLite read store: files made by earlier versions');
 upgrade('an older read.db gains the columns on open and keeps its checkpoints', async () => {
   const tmp = tempDir();
   const file = join(tmp.dir, 'read.db');
@@ -42,6 +42,28 @@ upgrade('an older read.db gains the columns on open and keeps its checkpoints', 
     assert.equal(await a.getCheckpoint('tally'), { position: 42 });
     await b.commitBatch('tally', [], { position: 42, generation: 0 }, { position: 43 });
     assert.equal(await a.getCheckpoint('tally'), { position: 43 });
+    await a.close();
+    await b.close();
+  } finally {
+    tmp.remove();
+  }
+});
+upgrade('a collection made before bytes fields takes them once opened, and its documents read as before', async () => {
+  const tmp = tempDir();
+  const file = join(tmp.dir, 'read.db');
+  try {
+    const old = new Database(file);
+    old.exec(`CREATE TABLE _collections (name TEXT PRIMARY KEY, indexes TEXT NOT NULL);
+              INSERT INTO _collections VALUES ('chunks', '[]');
+              CREATE TABLE chunks (id TEXT PRIMARY KEY, doc TEXT NOT NULL);
+              INSERT INTO chunks VALUES ('old', '{"id":"old","z":"AAEC"}');`);
+    old.close();
+    // Opened twice, as by two processes, and written without ensureCollection (a process that finds it made).
+    const [a, b] = [openSqliteReadStore(file), openSqliteReadStore(file)];
+    assert.equal(await b.get('chunks', 'old'), { id: 'old', z: 'AAEC' });
+    await a.bulkWrite([{ kind: 'put', collection: 'chunks', doc: { id: 'new', z: Buffer.from([0, 1, 2]) } }]);
+    const got = await b.get('chunks', 'new');
+    assert.ok(Buffer.from([0, 1, 2]).equals(got!.z as Uint8Array));
     await a.close();
     await b.close();
   } finally {

@@ -7,6 +7,7 @@
  * the server aborts transactions older than 60 s, and big ones under cache pressure.
  */
 import {
+  Binary,
   MongoClient,
   MongoServerError,
   type AnyBulkWriteOperation,
@@ -75,8 +76,16 @@ function toStored(doc: Doc): Stored {
   return { ...fields, _id: checkId(id) };
 }
 
+/** Bytes fields (see Doc) go in as they are (the driver stores a Uint8Array as BSON binary data) and come back as Binary: made Buffers again. */
 function fromStored<T extends Doc>(stored: Stored): T {
   const { _id, ...fields } = stored;
+  for (const field in fields) {
+    const value = fields[field];
+    if (value instanceof Binary) {
+      const bytes = value.value();
+      fields[field] = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    }
+  }
   return { id: _id, ...fields } as unknown as T;
 }
 

@@ -18,10 +18,12 @@ import {
   type ReadStore,
   type SwitchPlan,
   type WriteOp,
+  splitDoc,
 } from '../read-store.ts';
 import { openSqliteFile } from '../../drivers/sqlite.ts';
 import { migrateCheckpoints, parseMark, SqliteSwitchMarks } from './sqlite-switch.ts';
 import { SqliteLeases } from './sqlite-leases.ts';
+import { packBytes, unpackDoc } from './sqlite-bytes.ts';
 
 const column = (field: string) => (field === 'id' ? 'id' : `"f_${field.replaceAll('.', '__')}"`);
 const indexName = (table: string, field: string) => `"ix_${table}__${field.replaceAll('.', '__')}"`;
@@ -73,6 +75,7 @@ export class SqliteReadStore implements ReadStore {
       CREATE TABLE IF NOT EXISTS _checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL, updated_at INTEGER NOT NULL);
     `);
     migrateCheckpoints(db);
+    addBytesColumns(db);
     this.switches = new SqliteSwitchMarks(db);
     this.maxBatch = options.maxBatch ?? UNBOUNDED;
     this.switchLeaseMs = options.switchLeaseMs ?? 30_000;
@@ -112,7 +115,7 @@ export class SqliteReadStore implements ReadStore {
     }
     const compound = compoundIndexes.map((fields) => fields.join(COMPOUND));
     this.db.transaction(() => {
-      this.db.exec(`CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
+      this.db.exec(`CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, doc TEXT NOT NULL, bin BLOB)`);
       const existing = new Set(
         (this.db.prepare(`SELECT name FROM pragma_table_xinfo(?)`).all(name) as { name: string }[]).map((r) => r.name),
       );
@@ -145,17 +148,17 @@ export class SqliteReadStore implements ReadStore {
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
     this.declared(collection);
-    const row = this.stmt(`SELECT doc FROM "${collection}" WHERE id = ?`).get(id) as { doc: string } | undefined;
-    return row ? (JSON.parse(row.doc) as T) : null;
+    const row = this.stmt(`SELECT doc, bin FROM "${collection}" WHERE id = ?`).get(id) as Row | undefined;
+    return row ? unpackDoc<T>(row.doc, row.bin) : null;
   }
 
   async getMany<T extends Doc = Doc>(collection: string, ids: readonly string[]): Promise<Map<string, T>> {
     this.declared(collection);
     const out = new Map<string, T>();
-    const stmt = this.stmt(`SELECT doc FROM "${collection}" WHERE id = ?`);
+    const stmt = this.stmt(`SELECT doc, bin FROM "${collection}" WHERE id = ?`);
     for (const id of ids) {
-      const row = stmt.get(id) as { doc: string } | undefined;
-      if (row) out.set(id, JSON.parse(row.doc) as T);
+      const row = stmt.get(id) as Row | undefined;
+      if (row) out.set(id, unpackDoc<T>(row.doc, row.bin));
     }
     return out;
   }
@@ -192,7 +195,7 @@ export class SqliteReadStore implements ReadStore {
 
   async find<T extends Doc = Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
     const params: unknown[] = [];
-    let sql = `SELECT doc FROM "${collection}"` + this.whereSql(collection, query.where, params);
+    let sql = `SELECT doc, bin FROM "${collection}"` + this.whereSql(collection, query.where, params);
     const fields = this.declared(collection);
     const order = (query.sort ?? []).map(([field, dir]) => {
       if (field !== 'id' && !fields.has(field)) throw new UnknownFieldError(collection, field);
@@ -203,7 +206,7 @@ export class SqliteReadStore implements ReadStore {
       sql += ' LIMIT ?';
       params.push(query.limit);
     }
-    return (this.stmt(sql).all(...params) as { doc: string }[]).map((r) => JSON.parse(r.doc) as T);
+    return (this.stmt(sql).all(...params) as Row[]).map((r) => unpackDoc<T>(r.doc, r.bin));
   }
 
   async count(collection: string, query: Pick<FindQuery, 'where'> = {}): Promise<number> {
@@ -240,15 +243,16 @@ export class SqliteReadStore implements ReadStore {
       if (!w) {
         this.declared(op.collection);
         w = {
-          put: this.stmt(`INSERT INTO "${op.collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`),
+          put: this.stmt(`INSERT INTO "${op.collection}" (id, doc, bin) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, bin = excluded.bin`),
           del: this.stmt(`DELETE FROM "${op.collection}" WHERE id = ?`),
         };
         writers.set(op.collection, w);
       }
       if (op.kind === 'put') {
-        const json = op.json ?? JSON.stringify(op.doc);
-        if (countBytes && (bytes += Buffer.byteLength(json)) > limit.bytes) throw new BatchTooLargeError(ops.length, bytes, limit);
-        w.put.run(op.doc.id, json);
+        const { json, bytes: fields } = splitDoc(op);
+        const bin = packBytes(fields);
+        if (countBytes && (bytes += Buffer.byteLength(json) + (bin?.length ?? 0)) > limit.bytes) throw new BatchTooLargeError(ops.length, bytes, limit);
+        w.put.run(op.doc.id, json, bin);
       } else w.del.run(op.id);
     }
   }
@@ -386,9 +390,9 @@ export class SqliteReadStore implements ReadStore {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field) || field === 'id') throw new Error(`Invalid field to increment: ${field}`);
     // One statement: SQLite's write lock makes it atomic across connections and processes.
     const row = this.stmt(
-      `INSERT INTO "${collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', coalesce(json_extract(doc, '$.${field}'), 0) + ?) RETURNING doc`,
-    ).get(id, JSON.stringify({ ...init, id, [field]: by }), by) as { doc: string };
-    return JSON.parse(row.doc) as Doc;
+      `INSERT INTO "${collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', coalesce(json_extract(doc, '$.${field}'), 0) + ?) RETURNING doc, bin`,
+    ).get(id, JSON.stringify({ ...init, id, [field]: by }), by) as Row;
+    return unpackDoc(row.doc, row.bin);
   }
 
   private leaseTable?: SqliteLeases;
@@ -413,6 +417,25 @@ export class SqliteReadStore implements ReadStore {
     return this.leases.get(name);
   }
 }
+
+/** A document's row: its JSON and its packed bytes fields (sqlite-bytes.ts). */
+type Row = { doc: string; bin: Buffer | null };
+
+/**
+ * Gives collections made before bytes fields their `bin` column (a nullable column is added
+ * without rewriting the table). Checked again inside the write transaction: another process may
+ * be opening the same file.
+ */
+const addBytesColumns = (db: Database.Database) => {
+  const lacking = () =>
+    (db.prepare('SELECT name FROM _collections').all() as { name: string }[])
+      .map((r) => r.name)
+      .filter((name) => !(db.prepare('SELECT name FROM pragma_table_xinfo(?)').all(name) as { name: string }[]).some((c) => c.name === 'bin'));
+  if (lacking().length === 0) return;
+  db.transaction(() => {
+    for (const name of lacking()) db.exec(`ALTER TABLE "${name}" ADD COLUMN bin BLOB`);
+  }).immediate();
+};
 
 const toCheckpoint = (row: { position: number; generation: number }): Checkpoint =>
   row.generation ? { position: row.position, generation: row.generation } : { position: row.position };

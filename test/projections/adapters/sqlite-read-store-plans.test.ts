@@ -30,7 +30,7 @@ const open = () => {
 const planOf = (db: Database.Database, sql: string, params: unknown[]) =>
   (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail).join(' | ');
 
-const lastSelect = (prepared: string[], table: string) => prepared.filter((s) => s.startsWith(`SELECT doc FROM "${table}"`)).at(-1)!;
+const lastSelect = (prepared: string[], table: string) => prepared.filter((s) => s.startsWith(`SELECT doc, bin FROM "${table}"`)).at(-1)!;
 
 const linksSpec = () => objectsProjector((() => undefined) as unknown as EventDecoder).collections.find((c) => c.name === OBJECT_LINKS)!;
 

@@ -45,7 +45,7 @@ const storePeople = async (ctx: SnapshotStoreCtx) => {
   await withSnapshots(fold, 1).afterBatch!({ reads, last: event(10), changes: [], state: async () => docs });
   const entriesJson = docs.reduce((n, doc) => n + Buffer.byteLength(JSON.stringify(['objects', doc.id, doc])), 0);
   const db = new Database(join(ctx.dir, 'read.db'), { readonly: true });
-  const { stored } = db.prepare(`SELECT sum(length(CAST(doc AS BLOB))) AS stored FROM "${SNAPSHOTS}"`).get() as { stored: number };
+  const { stored } = db.prepare(`SELECT sum(length(CAST(doc AS BLOB)) + coalesce(length(bin), 0)) AS stored FROM "${SNAPSHOTS}"`).get() as { stored: number };
   db.close();
   return { reads, docs, entriesJson, stored };
 };
@@ -60,6 +60,35 @@ test('a snapshot is stored in at most a quarter of its entries’ JSON, and load
 test('chunks are compressed at a quality that stores such documents in at most a sixteenth of their JSON', async (ctx) => {
   const { entriesJson, stored } = await storePeople(ctx);
   assert.ok(stored * 16 <= entriesJson, `${stored} bytes stored for ${entriesJson} bytes of entries`);
+});
+
+// Base64 in the JSON document stored a third more than the compressed bytes (format 3).
+test('a chunk is stored as its compressed bytes, not as text encoding them', async (ctx) => {
+  const { reads } = await storePeople(ctx);
+  const chunks = (await reads.find<StoredChunk & { chain?: unknown }>(SNAPSHOTS)).filter((d) => d.chain === undefined);
+  assert.ok(chunks.length >= 2, `${chunks.length} chunks`);
+  const db = new Database(join(ctx.dir, 'read.db'), { readonly: true });
+  const rows = db.prepare(`SELECT id, length(CAST(doc AS BLOB)) + coalesce(length(bin), 0) AS stored FROM "${SNAPSHOTS}"`).all() as { id: string; stored: number }[];
+  db.close();
+  const stored = new Map(rows.map((r) => [r.id, r.stored]));
+  for (const chunk of chunks) {
+    assert.instance(chunk.z, Uint8Array, chunk.id);
+    const compressed = (chunk.z as Uint8Array).byteLength;
+    assert.ok(stored.get(chunk.id)! <= compressed + 64, `${chunk.id}: ${stored.get(chunk.id)} bytes stored for ${compressed} compressed`);
+  }
+});
+
+test('chunks written as base64 text (format 3) still load', async (ctx) => {
+  const reads = await open(ctx);
+  const docs = people(30);
+  const { doc } = await encodeChunk('people@5#0', docs.map((d) => encodeEntry(['objects', d.id, d])));
+  const meta = { id: 'people@5', collection: 'people', position: 5, recordedAt: event(5).recordedAt.toISOString(), chunks: 1, chain: ['people@5'] };
+  await reads.bulkWrite([
+    { kind: 'put', collection: SNAPSHOTS, doc: { id: doc.id, f: 3, z: Buffer.from(doc.z as Uint8Array).toString('base64') } },
+    { kind: 'put', collection: SNAPSHOTS, doc: meta },
+  ]);
+  const state = await loadSnapshot(reads, new Map(), (await latestSnapshot(reads, 'people'))!);
+  assert.equal([...state.collections.get('objects')!.values()], docs);
 });
 
 test('chunks stored before compression (plain entries) still load, a full snapshot and a delta on it', async (ctx) => {
@@ -91,7 +120,7 @@ test('chunks stored before compression (plain entries) still load, a full snapsh
 });
 
 /** A stored chunk's text, decompressed. */
-const chunkText = (chunk: StoredChunk) => brotliDecompressSync(Buffer.from(chunk.z!, 'base64')).toString('utf8');
+const chunkText = (chunk: StoredChunk) => brotliDecompressSync(typeof chunk.z === 'string' ? Buffer.from(chunk.z, 'base64') : chunk.z!).toString('utf8');
 const occurrences = (text: string, s: string) => text.split(s).length - 1;
 
 // Ids are random and hardly compress: written twice per entry (as the line's and inside the

@@ -18,8 +18,9 @@ const open = openSnapshotStore;
 const fold: Projector = { name: 'bigfold', collections: [{ name: 'big' }], apply: () => undefined };
 
 /** `count` documents of about `bytes` each. */
+/** Documents of about `bytes` of JSON each that compress little (random base64: to about three quarters). */
 const bigDocs = (count: number, bytes: number): Doc[] =>
-  Array.from({ length: count }, (_, i) => ({ id: `d${i}`, n: i, text: randomBytes(bytes / 2).toString('hex'), nested: { list: [i, `é${i}`] } }));
+  Array.from({ length: count }, (_, i) => ({ id: `d${i}`, n: i, text: randomBytes((bytes * 3) / 4).toString('base64'), nested: { list: [i, `é${i}`] } }));
 
 const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)) }) as RecordedEvent;
 
