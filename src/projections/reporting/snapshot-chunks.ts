@@ -6,14 +6,15 @@ import { writeOpBytes, type Doc } from '../read-store.ts';
  * How a snapshot chunk's entries are stored (`f: 4`): runs of entries of one collection, each run a
  * header line (a tab, the collection, a tab, the number of entries), then the run's ids one a line,
  * then their documents' JSON one a line (empty for a removal), each without its leading `"id":…`
- * member (the id is the line's), all Brotli-compressed. Lines, not one JSON array: a loader reads every entry's collection and id without
- * parsing its document, so it parses only the documents an answer reads, and never a version a
- * later delta overrides. Ids are random and hardly compress: written once each and side by side,
- * not twice on every line, snapshots of a 1M-event history took 9% fewer bytes (8% more with the
- * collection once per run instead of on every line). JSON text never holds a raw tab or newline,
- * and collection names and ids have theirs escaped. Compression and decompression run on libuv's
- * thread pool, off the event loop. The compressed text is stored as bytes (a bytes field, see Doc):
- * as base64 it took a third more, and snapshots were over a quarter of a 1M-event read store.
+ * member (the id is the line's), all Brotli-compressed. Lines, not one JSON array: a loader reads
+ * every entry's collection and id without parsing its document, so it parses only the documents an
+ * answer reads, and never a version a later delta overrides. Ids are random and hardly compress:
+ * written once each and side by side, not twice on every line, snapshots of a 1M-event history took
+ * 9% fewer bytes (8% more with the collection once per run instead of on every line). JSON text
+ * never holds a raw tab or newline, and collection names and ids have theirs escaped. Compression
+ * and decompression run on libuv's thread pool, off the event loop. The compressed text is stored
+ * as bytes (a bytes field, see Doc): as base64 it took a third more, and snapshots were over a
+ * quarter of a 1M-event read store.
  *
  * Before: `f: 3`, the same text in base64; `f: 2`, one line per entry (`collection TAB id TAB
  * document JSON`), in base64; `z` alone (the entries as one JSON array); `entries` (plain). All
