@@ -6,8 +6,8 @@
 /**
  * A document: JSON values, except that a top-level field may hold bytes (a Uint8Array), which the
  * engine keeps in its binary type (a BLOB beside the JSON on SQLite, BSON binary data on MongoDB)
- * rather than as text, and gives back as a Buffer. Bytes deeper in a document are not supported;
- * a bytes field cannot be indexed.
+ * rather than as text (SQLite's JSON names the field, as null), and gives back as a Buffer. Bytes
+ * deeper in a document are not supported; a bytes field cannot be indexed.
  */
 export interface Doc {
   /** Unique inside its collection. */
@@ -205,7 +205,10 @@ export class BatchTooLargeError extends Error {
 /** A document's bytes fields (see Doc), in order; none: null. */
 export type BytesFields = readonly (readonly [field: string, bytes: Uint8Array])[] | null;
 
-/** A put's document as JSON without its bytes fields, and those fields. */
+/**
+ * A put's document as JSON with its bytes fields as null, and those fields. Named, not left out: a
+ * reader of the JSON alone (an earlier version, a SQL client) still sees that the field is there.
+ */
 export const splitDoc = (op: Extract<WriteOp, { kind: 'put' }>): { json: string; bytes: BytesFields } => {
   if (op.json !== undefined) return { json: op.json, bytes: null };
   let bytes: [string, Uint8Array][] | null = null;
@@ -215,7 +218,7 @@ export const splitDoc = (op: Extract<WriteOp, { kind: 'put' }>): { json: string;
   }
   if (!bytes) return { json: JSON.stringify(op.doc), bytes };
   const rest: Record<string, unknown> = { ...op.doc };
-  for (const [field] of bytes) delete rest[field];
+  for (const [field] of bytes) rest[field] = null;
   return { json: JSON.stringify(rest), bytes };
 };
 

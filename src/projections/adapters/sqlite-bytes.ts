@@ -19,7 +19,7 @@ export const packBytes = (fields: BytesFields): Buffer | null => {
   return Buffer.concat(parts);
 };
 
-/** A row's document: its JSON, with the fields packed in `bin` put back (views on it, not copies). */
+/** A row's document: its JSON (bytes fields null), with the fields packed in `bin` put back (views on it, not copies). */
 export const unpackDoc = <T extends Doc>(json: string, bin: Buffer | null): T => {
   const doc = JSON.parse(json) as Record<string, unknown>;
   if (bin === null) return doc as T;

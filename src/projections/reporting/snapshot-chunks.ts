@@ -14,7 +14,9 @@ import { writeOpBytes, type Doc } from '../read-store.ts';
  * never holds a raw tab or newline, and collection names and ids have theirs escaped. Compression
  * and decompression run on libuv's thread pool, off the event loop. The compressed text is stored
  * as bytes (a bytes field, see Doc): as base64 it took a third more, and snapshots were over a
- * quarter of a 1M-event read store.
+ * quarter of a 1M-event read store. The stored JSON still names `z` (as null): versions that read
+ * formats up to 3 look for `z` before they check the format, and without it took a format 4 chunk
+ * for an empty one; with it they refuse it and replay from the log's start.
  *
  * Before: `f: 3`, the same text in base64; `f: 2`, one line per entry (`collection TAB id TAB
  * document JSON`), in base64; `z` alone (the entries as one JSON array); `entries` (plain). All

@@ -78,6 +78,21 @@ test('a chunk is stored as its compressed bytes, not as text encoding them', asy
   }
 });
 
+// Versions that read formats up to 3 look for `z` before they check the format: without it in the
+// stored JSON they took a format 4 chunk for an empty chunk of plain entries and answered `at` with no rows.
+test('a chunk\'s stored JSON names z and its format, so a version reading formats up to 3 refuses it instead of reading it as empty', async (ctx) => {
+  await storePeople(ctx);
+  const db = new Database(join(ctx.dir, 'read.db'), { readonly: true });
+  const docs = (db.prepare(`SELECT doc FROM "${SNAPSHOTS}"`).all() as { doc: string }[]).map((r) => JSON.parse(r.doc) as Record<string, unknown>);
+  db.close();
+  const chunks = docs.filter((d) => d.chain === undefined);
+  assert.ok(chunks.length >= 2, `${chunks.length} chunks`);
+  for (const chunk of chunks) {
+    assert.ok('z' in chunk, `${String(chunk.id)}: z named in its JSON`);
+    assert.is(chunk.f, 4);
+  }
+});
+
 test('chunks written as base64 text (format 3) still load', async (ctx) => {
   const reads = await open(ctx);
   const docs = people(30);
