@@ -70,4 +70,30 @@ upgrade('a collection made before bytes fields takes them once opened, and its d
     tmp.remove();
   }
 });
+upgrade('a table a previous version brings back without bin (its rebuild switched in) is given the column on first use, reads and writes alike', async () => {
+  const tmp = tempDir();
+  const file = join(tmp.dir, 'read.db');
+  try {
+    const store = openSqliteReadStore(file);
+    await store.ensureCollection({ name: 'rows', indexes: ['n'] });
+    await store.bulkWrite([{ kind: 'put', collection: 'rows', doc: { id: 'a', n: 1 } }]);
+    assert.equal(await store.get('rows', 'a'), { id: 'a', n: 1 });
+    // What a previous version's switch leaves: the table made again without the column.
+    const oldSwitch = () => {
+      const old = new Database(file);
+      old.exec(`DROP TABLE rows; CREATE TABLE rows (id TEXT PRIMARY KEY, doc TEXT NOT NULL, "f_n" GENERATED ALWAYS AS (json_extract(doc, '$.n')) VIRTUAL);
+                INSERT INTO rows (id, doc) VALUES ('b', '{"id":"b","n":2}');`);
+      old.close();
+    };
+    oldSwitch();
+    await store.bulkWrite([{ kind: 'put', collection: 'rows', doc: { id: 'c', n: 3, z: Buffer.from([7]) } }]);
+    assert.ok(Buffer.from([7]).equals((await store.get('rows', 'c'))!.z as Uint8Array));
+    oldSwitch();
+    assert.equal(await store.get('rows', 'b'), { id: 'b', n: 2 });
+    assert.equal((await store.find('rows', { where: { n: 2 } })).map((d) => d.id), ['b']);
+    await store.close();
+  } finally {
+    tmp.remove();
+  }
+});
 upgrade.run();

@@ -148,7 +148,7 @@ export class SqliteReadStore implements ReadStore {
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
     this.declared(collection);
-    const row = this.stmt(`SELECT doc, bin FROM "${collection}" WHERE id = ?`).get(id) as Row | undefined;
+    const row = this.withBytesColumn(() => this.stmt(`SELECT doc, bin FROM "${collection}" WHERE id = ?`).get(id)) as Row | undefined;
     return row ? unpackDoc<T>(row.doc, row.bin) : null;
   }
 
@@ -157,7 +157,7 @@ export class SqliteReadStore implements ReadStore {
     const out = new Map<string, T>();
     const stmt = this.stmt(`SELECT doc, bin FROM "${collection}" WHERE id = ?`);
     for (const id of ids) {
-      const row = stmt.get(id) as Row | undefined;
+      const row = this.withBytesColumn(() => stmt.get(id)) as Row | undefined;
       if (row) out.set(id, unpackDoc<T>(row.doc, row.bin));
     }
     return out;
@@ -206,7 +206,7 @@ export class SqliteReadStore implements ReadStore {
       sql += ' LIMIT ?';
       params.push(query.limit);
     }
-    return (this.stmt(sql).all(...params) as Row[]).map((r) => unpackDoc<T>(r.doc, r.bin));
+    return (this.withBytesColumn(() => this.stmt(sql).all(...params)) as Row[]).map((r) => unpackDoc<T>(r.doc, r.bin));
   }
 
   async count(collection: string, query: Pick<FindQuery, 'where'> = {}): Promise<number> {
@@ -232,8 +232,27 @@ export class SqliteReadStore implements ReadStore {
     if (ops.length > this.maxBatch.ops) throw new BatchTooLargeError(ops.length, 0, this.maxBatch);
   }
 
-  /** Bytes are counted on the JSON written anyway; past the limit the throw rolls the transaction back. */
+  /**
+   * Runs `fn`, and once more after giving its table the `bin` column when it lacked it: a rebuild
+   * switched in by a process of a previous version brings back tables made without it. Writes run
+   * again from their first op inside the same transaction: puts and deletes in order end the same.
+   */
+  private withBytesColumn<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (e) {
+      if (!(e instanceof Database.SqliteError) || !/(no such column: bin|has no column named bin)$/.test(e.message)) throw e;
+      addBytesColumns(this.db);
+      return fn();
+    }
+  }
+
   private applyOps(ops: readonly WriteOp[], limit: BatchLimit): void {
+    this.withBytesColumn(() => this.applyOpsOnce(ops, limit));
+  }
+
+  /** Bytes are counted on the JSON written anyway; past the limit the throw rolls the transaction back. */
+  private applyOpsOnce(ops: readonly WriteOp[], limit: BatchLimit): void {
     const countBytes = limit.bytes !== Number.POSITIVE_INFINITY;
     let bytes = 0;
     // Statements are looked up once per collection, not per operation: batches hold thousands.
@@ -389,9 +408,11 @@ export class SqliteReadStore implements ReadStore {
     this.declared(collection);
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field) || field === 'id') throw new Error(`Invalid field to increment: ${field}`);
     // One statement: SQLite's write lock makes it atomic across connections and processes.
-    const row = this.stmt(
-      `INSERT INTO "${collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', coalesce(json_extract(doc, '$.${field}'), 0) + ?) RETURNING doc, bin`,
-    ).get(id, JSON.stringify({ ...init, id, [field]: by }), by) as Row;
+    const row = this.withBytesColumn(() =>
+      this.stmt(
+        `INSERT INTO "${collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', coalesce(json_extract(doc, '$.${field}'), 0) + ?) RETURNING doc, bin`,
+      ).get(id, JSON.stringify({ ...init, id, [field]: by }), by),
+    ) as Row;
     return unpackDoc(row.doc, row.bin);
   }
 
