@@ -279,7 +279,7 @@ export const reporting: Benchmark = {
         },
         idleRssMb: idle.idleMb,
         idle: { soonAfterCatchUpMb: idle.soonMb, idleMb: idle.idleMb, note: 'resident set of the caught-up service left alone, before any reporting request' },
-        readDb: { ...readDb, note: 'read.db after catch-up: snapshot rows against the file (with its WAL)' },
+        readDb: { ...readDb, note: 'read.db after catch-up: the pages of the snapshots table and its indexes (dbstat) against the file (with its WAL)' },
         current: { ...current.latency, bytes: current.bytes, rows: current.rows, note: 'the same answer asked again: served from the answers kept for this version of the projection' },
         currentMadeAfresh: { ...fresh.latency, note: "each request after a write (a person's title) that moves the projection: the answer is read, filtered and serialised again" },
         mixedObjectGetP99Ms: mixed.withCollectionData.p99Ms,
