@@ -75,7 +75,6 @@ export class SqliteReadStore implements ReadStore {
       CREATE TABLE IF NOT EXISTS _checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL, updated_at INTEGER NOT NULL);
     `);
     migrateCheckpoints(db);
-    addBytesColumns(db);
     this.switches = new SqliteSwitchMarks(db);
     this.maxBatch = options.maxBatch ?? UNBOUNDED;
     this.switchLeaseMs = options.switchLeaseMs ?? 30_000;
@@ -154,13 +153,15 @@ export class SqliteReadStore implements ReadStore {
 
   async getMany<T extends Doc = Doc>(collection: string, ids: readonly string[]): Promise<Map<string, T>> {
     this.declared(collection);
-    const out = new Map<string, T>();
     const stmt = this.stmt(`SELECT doc, bin FROM "${collection}" WHERE id = ?`);
-    for (const id of ids) {
-      const row = this.withBytesColumn(() => stmt.get(id)) as Row | undefined;
-      if (row) out.set(id, unpackDoc<T>(row.doc, row.bin));
-    }
-    return out;
+    return this.withBytesColumn(() => {
+      const out = new Map<string, T>();
+      for (const id of ids) {
+        const row = stmt.get(id) as Row | undefined;
+        if (row) out.set(id, unpackDoc<T>(row.doc, row.bin));
+      }
+      return out;
+    });
   }
 
   private whereSql(collection: string, where: FindQuery['where'], params: unknown[]): string {
@@ -233,9 +234,11 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /**
-   * Runs `fn`, and once more after giving its table the `bin` column when it lacked it: a rebuild
-   * switched in by a process of a previous version brings back tables made without it. Writes run
-   * again from their first op inside the same transaction: puts and deletes in order end the same.
+   * Runs `fn`, and once more after giving its table the `bin` column when it lacked it: tables made
+   * by a previous version (before bytes fields, or by a rebuild such a process switched in) get it
+   * on first use, not at open (no work at start-up, and a table switched in later is covered too).
+   * Writes run again from their first op inside the same transaction: puts and deletes in order end
+   * the same.
    */
   private withBytesColumn<T>(fn: () => T): T {
     try {
@@ -444,19 +447,17 @@ type Row = { doc: string; bin: Buffer | null };
 
 /**
  * Gives collections made before bytes fields their `bin` column (a nullable column is added
- * without rewriting the table). Checked again inside the write transaction: another process may
- * be opening the same file.
+ * without rewriting the table), inside a write transaction: another process may be doing the same.
  */
-const addBytesColumns = (db: Database.Database) => {
-  const lacking = () =>
-    (db.prepare('SELECT name FROM _collections').all() as { name: string }[])
-      .map((r) => r.name)
-      .filter((name) => !(db.prepare('SELECT name FROM pragma_table_xinfo(?)').all(name) as { name: string }[]).some((c) => c.name === 'bin'));
-  if (lacking().length === 0) return;
-  db.transaction(() => {
-    for (const name of lacking()) db.exec(`ALTER TABLE "${name}" ADD COLUMN bin BLOB`);
-  }).immediate();
-};
+const addBytesColumns = (db: Database.Database) =>
+  db
+    .transaction(() => {
+      for (const { name } of db.prepare('SELECT name FROM _collections').all() as { name: string }[]) {
+        const columns = db.prepare('SELECT name FROM pragma_table_xinfo(?)').all(name) as { name: string }[];
+        if (!columns.some((c) => c.name === 'bin')) db.exec(`ALTER TABLE "${name}" ADD COLUMN bin BLOB`);
+      }
+    })
+    .immediate();
 
 const toCheckpoint = (row: { position: number; generation: number }): Checkpoint =>
   row.generation ? { position: row.position, generation: row.generation } : { position: row.position };

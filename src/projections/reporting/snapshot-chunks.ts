@@ -1,6 +1,6 @@
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
-import { writeOpBytes, type Doc } from '../read-store.ts';
+import type { Doc } from '../read-store.ts';
 
 /**
  * How a snapshot chunk's entries are stored (`f: 4`): runs of entries of one collection, each run a
@@ -86,8 +86,8 @@ export const entryBytes = (e: EncodedEntry): number => Buffer.byteLength(e.id) +
 /** A document's JSON as a chunk holds it (not empty), made whole again. */
 export const withId = (id: string, json: string): string => `${ID_KEY}${JSON.stringify(id)}${json === '{}' ? '' : ','}${json.slice(1)}`;
 
-/** The stored chunk `id` of entries already encoded (encodeEntry), and the bytes it counts for in a transaction. */
-export const encodeChunk = async (id: string, entries: readonly EncodedEntry[]): Promise<{ doc: StoredChunk; bytes: number }> => {
+/** The stored chunk `id` of entries already encoded (encodeEntry). */
+export const encodeChunk = async (id: string, entries: readonly EncodedEntry[]): Promise<StoredChunk> => {
   // One run per collection (a delta lists its changes as they came, collections mixed); each
   // document is in a chunk once, so their order within it means nothing.
   const runs = new Map<string, EncodedEntry[]>();
@@ -102,8 +102,7 @@ export const encodeChunk = async (id: string, entries: readonly EncodedEntry[]):
   const z = await compress(text, {
     params: { [constants.BROTLI_PARAM_QUALITY]: QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(text) },
   });
-  const doc: StoredChunk = { id, f: 4, z };
-  return { doc, bytes: writeOpBytes({ kind: 'put', collection: '', doc }) };
+  return { id, f: 4, z };
 };
 
 /**

@@ -198,15 +198,15 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
  */
 async function* toChunks(id: string, entries: Iterable<Entry> | AsyncIterable<Entry>, maxBytes: number): AsyncGenerator<Sized> {
   // What the rest of a chunk document takes (the longest id a snapshot's chunk can have, the keys), so the whole stays within maxBytes.
-  const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, f: 4 }))) * COMPRESSED_SHARE);
+  const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, f: 4, z: null }))) * COMPRESSED_SHARE);
   let count = 0;
   let encoded: EncodedEntry[] = [];
   let bytes = 0;
   const flush = async (): Promise<Sized> => {
-    const { doc, bytes: size } = await encodeChunk(`${id}#${count++}`, encoded);
+    const doc = await encodeChunk(`${id}#${count++}`, encoded);
     encoded = [];
     bytes = 0;
-    return { op: { kind: 'put', collection: SNAPSHOTS, doc }, bytes: size };
+    return sized({ kind: 'put', collection: SNAPSHOTS, doc });
   };
   for await (const entry of entries) {
     const e = encodeEntry(entry);

@@ -96,7 +96,7 @@ test('a chunk\'s stored JSON names z and its format, so a version reading format
 test('chunks written as base64 text (format 3) still load', async (ctx) => {
   const reads = await open(ctx);
   const docs = people(30);
-  const { doc } = await encodeChunk('people@5#0', docs.map((d) => encodeEntry(['objects', d.id, d])));
+  const doc = await encodeChunk('people@5#0', docs.map((d) => encodeEntry(['objects', d.id, d])));
   const meta = { id: 'people@5', collection: 'people', position: 5, recordedAt: event(5).recordedAt.toISOString(), chunks: 1, chain: ['people@5'] };
   await reads.bulkWrite([
     { kind: 'put', collection: SNAPSHOTS, doc: { id: doc.id, f: 3, z: Buffer.from(doc.z as Uint8Array).toString('base64') } },
@@ -184,7 +184,7 @@ test('entries read back as written: odd ids and names, a document without its id
     ['rows', '{"id":', { id: '{"id":', values: ['{"id":"x",'] }],
     ['objects', 'é日本', { id: 'é日本', title: 'naïve \u0000 \\' }],
   ];
-  const { doc } = await encodeChunk('t#0', entries.map(encodeEntry));
+  const doc = await encodeChunk('t#0', entries.map(encodeEntry));
   // Grouped by collection, in the order each first came (a chunk holds a document once: order within it means nothing).
   const order = [...new Set(entries.map(([c]) => c))];
   assert.equal(await chunkEntries(doc), order.flatMap((c) => entries.filter(([other]) => other === c)));
