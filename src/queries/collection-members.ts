@@ -4,6 +4,7 @@ import { canRead, type ReadAccess } from '../domain/users/users.ts';
 import type { RowDoc } from '../projections/read-models.ts';
 import type { InfoSummary } from './live-infos.ts';
 import type { Slices } from './answer-cache.ts';
+import { byCodeUnits, sortPaused } from './paused-sort.ts';
 
 type Pause = () => Promise<void>;
 
@@ -13,8 +14,11 @@ export type ObjectEntryMemo = WeakMap<InfoSummary, { readonly ref: string; reado
 /** What an answer looks objects up in: a Map, or a view that reads each when asked. */
 export type Lookup<T> = { get(ref: string): T | undefined };
 
-/** Rows handled between two pauses. */
-const SLICE_ROWS = 500;
+/**
+ * Rows (or objects) handled between two calls of `pause`, which gives the event loop back once its
+ * slice of time is used: few enough that no stretch between two calls outlasts that slice by much.
+ */
+export const SLICE_ROWS = 128;
 
 const PLAIN = 0;
 const REF = 1;
@@ -27,6 +31,25 @@ const readsThroughLinks = (f: FactDef | undefined): boolean => f !== undefined &
 
 const entryJson = (ref: string, info: InfoSummary, parentShown: boolean): string =>
   `${JSON.stringify(ref)}:${JSON.stringify({ title: info.title, ...(parentShown ? { parent: info.parent } : {}), ...(info.behaviour ? { behaviour: info.behaviour } : {}) })}`;
+
+/** Every object the rows name: the rows' own objects, the objects they read through links and their ref values. */
+export const mentionedRefs = async (c: CollectionDef, rows: readonly RowDoc[], pause: Pause): Promise<Set<string>> => {
+  const kinds = c.facts.map(kindOf);
+  const mentioned = new Set<string>();
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    mentioned.add(row.id);
+    for (const t of row.linkedTo) mentioned.add(t);
+    for (let k = 1; k < row.values.length; k++) {
+      const v = row.values[k];
+      const kind = kinds[k - 1];
+      if (kind === REF && typeof v === 'string') mentioned.add(v);
+      else if (kind === REF_LIST && Array.isArray(v)) for (const r of v) mentioned.add(String(r));
+    }
+    if (i % SLICE_ROWS === SLICE_ROWS - 1) await pause();
+  }
+  return mentioned;
+};
 
 export interface MembersInput {
   readonly collection: CollectionDef;
@@ -95,7 +118,7 @@ export const collectionMembers = async ({ collection: c, schema, rows: all, info
 
   const objects = new Map<string, string>();
   let n = 0;
-  for (const ref of [...refs].sort()) {
+  for (const ref of await sortPaused([...refs], byCodeUnits, pause)) {
     const info = infos.get(ref);
     if (!info) continue;
     const parentShown = !!info.parent && readable(info.parent);
@@ -106,9 +129,9 @@ export const collectionMembers = async ({ collection: c, schema, rows: all, info
       entries?.set(info, { ref, parentShown, json: text });
       objects.set(ref, text);
     }
-    if (++n % (4 * SLICE_ROWS) === 0) await pause();
+    if (++n % SLICE_ROWS === 0) await pause();
   }
-  for (const ref of [...labelRefs].sort()) {
+  for (const ref of await sortPaused([...labelRefs], byCodeUnits, pause)) {
     const label = schema.byRef(ref);
     if (label) objects.set(ref, `${JSON.stringify(ref)}:${JSON.stringify({ title: label.name })}`);
   }
@@ -135,10 +158,10 @@ export const collectionMembers = async ({ collection: c, schema, rows: all, info
     if (i % SLICE_ROWS === SLICE_ROWS - 1) await pause();
   }
   out.write('],"objects":{');
-  let first = true;
+  n = 0;
   for (const entry of objects.values()) {
-    out.write(first ? entry : `,${entry}`);
-    first = false;
+    out.write(n === 0 ? entry : `,${entry}`);
+    if (++n % SLICE_ROWS === 0) await pause();
   }
   out.write('}');
   return out.end();

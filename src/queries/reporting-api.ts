@@ -13,7 +13,7 @@ import type { AnswerCache, Slices } from './answer-cache.ts';
 import type { ReplayLimiter } from './replay-limit.ts';
 import type { InfoSummary, LiveInfos } from './live-infos.ts';
 import type { LiveRows } from './live-rows.ts';
-import { collectionMembers, type Lookup } from './collection-members.ts';
+import { collectionMembers, mentionedRefs, type Lookup } from './collection-members.ts';
 import { describeObject, type ObjectInfo } from '../projections/reporting/object-info.ts';
 import { LazyDocMap } from '../projections/reporting/lazy-docs.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
@@ -166,17 +166,7 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
  */
 const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, live: boolean, access: ReadAccess, pause: Pause): Promise<Slices> => {
   const all = await source.rows(pause);
-  const mentioned = new Set<string>();
-  for (const row of all) {
-    mentioned.add(row.id);
-    for (const t of row.linkedTo) mentioned.add(t);
-    c.facts.forEach((f, i) => {
-      const v = row.values[i + 1];
-      if (f.type === 'ref' && typeof v === 'string') mentioned.add(v);
-      if (f.type === 'refList' && Array.isArray(v)) for (const r of v) mentioned.add(String(r));
-    });
-  }
-  await pause();
+  const mentioned = await mentionedRefs(c, all, pause);
   // Now: what the rows name, with their labels now, in one read. At a past instant: labels now,
   // descriptions (titles, parents) as they were then.
   const ids = [...mentioned];
