@@ -151,6 +151,28 @@ export const httpRequest = (server: ServerProcess, method: string, path: string,
     req.end(body);
   });
 
+/**
+ * A GET whose body is counted, not kept (its text only when the status is not 200): a load that
+ * fetches megabytes of answers in the process that times other requests must not hold that
+ * process's event loop decoding them, or the latency it reports is partly its own.
+ */
+export const countedGet = (server: ServerProcess, path: string, headers: Record<string, string>): Promise<{ status: number; bytes: number; ms: number; text: string }> =>
+  new Promise((resolve, reject) => {
+    const started = performance.now();
+    const req = request(`${server.url}${path}`, { agent: server.agent, headers }, (res) => {
+      let bytes = 0;
+      const kept: Buffer[] = [];
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (res.statusCode !== 200) kept.push(c);
+      });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, bytes, ms: performance.now() - started, text: Buffer.concat(kept).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
 /** One admin API call (Bearer token); throws unless the status is the expected one. */
 export const adminCall = async <T = any>(server: ServerProcess, method: string, path: string, body?: unknown, expected = [200, 201]): Promise<T> => {
   const headers = { Authorization: `Bearer ${server.adminToken}`, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) };
