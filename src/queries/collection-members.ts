@@ -11,6 +11,16 @@ type Pause = () => Promise<void>;
 /** `"<ref>":{…}` of an object in the `objects` dictionary, kept per summary object (summaries are replaced, never changed). */
 export type ObjectEntryMemo = WeakMap<InfoSummary, { readonly ref: string; readonly parentShown: boolean; readonly json: string }>;
 
+/**
+ * A row's JSON text in a live answer, with everything it was made from besides the row itself:
+ * its object's title, whether its facts read through links were hidden, and whether each ref value
+ * was shown (what the caller's access decides, so texts serve every caller alike). Kept per row
+ * document (rows are replaced, never changed): an answer made after a write takes the text of
+ * every row whose inputs are the same instead of making it again.
+ */
+type RowText = { readonly title: unknown; readonly hidden: boolean; readonly shown: readonly boolean[]; readonly json: string };
+export type RowTextMemo = WeakMap<RowDoc, RowText>;
+
 /** What an answer looks objects up in: a Map, or a view that reads each when asked. */
 export type Lookup<T> = { get(ref: string): T | undefined };
 
@@ -63,6 +73,7 @@ export interface MembersInput {
   readonly access: ReadAccess;
   readonly pause: Pause;
   readonly entries?: ObjectEntryMemo;
+  readonly rowTexts?: RowTextMemo;
 }
 
 /**
@@ -75,7 +86,7 @@ export interface MembersInput {
  * at a time, with who may read each object decided once per answer, into slices of bytes that are
  * kept and sent as they are (never joined into one buffer).
  */
-export const collectionMembers = async ({ collection: c, schema, rows: all, infos, current, access, pause, entries }: MembersInput): Promise<Slices> => {
+export const collectionMembers = async ({ collection: c, schema, rows: all, infos, current, access, pause, entries, rowTexts }: MembersInput): Promise<Slices> => {
   const readableMemo = new Map<string, boolean>();
   const readable = (ref: string): boolean => {
     if (access.all) return true;
@@ -137,24 +148,56 @@ export const collectionMembers = async ({ collection: c, schema, rows: all, info
   }
   const known = (v: string) => readable(v) && objects.has(v);
 
-  const out = new SliceWriter();
-  out.write(`"columns":${JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)])},"rows":[`);
-  for (let i = 0; i < shown.length; i++) {
-    const values = shown[i]!.values;
-    const hiddenLinks = hidden[i]!;
+  /** Whether the ref values of `values` are shown as they were when `kept` was made. */
+  const sameShown = (values: readonly unknown[], hiddenLinks: boolean, kept: readonly boolean[]): boolean => {
+    let j = 0;
+    for (let k = 1; k < values.length; k++) {
+      if (hiddenLinks && throughLinks[k - 1]) continue;
+      const v = values[k];
+      const kind = kinds[k - 1];
+      if (kind === REF && typeof v === 'string') {
+        if (kept[j++] !== known(v)) return false;
+      } else if (kind === REF_LIST && Array.isArray(v)) for (const r of v) if (kept[j++] !== known(String(r))) return false;
+    }
+    return j === kept.length;
+  };
+
+  const rowJson = (doc: RowDoc, hiddenLinks: boolean): string => {
+    const values = doc.values;
+    // Haplo's second column: the title of the row's object.
+    const title = infos.get(values[0] as string)?.title ?? null;
+    const kept = rowTexts?.get(doc);
+    if (kept && kept.title === title && kept.hidden === hiddenLinks && sameShown(values, hiddenLinks, kept.shown)) return kept.json;
+    const shownRefs: boolean[] = [];
     const row = new Array<unknown>(values.length + 1);
     row[0] = values[0];
-    // Haplo's second column: the title of the row's object.
-    row[1] = infos.get(values[0] as string)?.title ?? null;
+    row[1] = title;
     for (let k = 1; k < values.length; k++) {
       const v = values[k];
       const kind = kinds[k - 1];
       if (hiddenLinks && throughLinks[k - 1]) row[k + 1] = null;
-      else if (kind === REF && typeof v === 'string') row[k + 1] = known(v) ? v : null;
-      else if (kind === REF_LIST && Array.isArray(v)) row[k + 1] = v.map(String).filter(known);
-      else row[k + 1] = v;
+      else if (kind === REF && typeof v === 'string') {
+        const ok = known(v);
+        shownRefs.push(ok);
+        row[k + 1] = ok ? v : null;
+      } else if (kind === REF_LIST && Array.isArray(v)) {
+        row[k + 1] = v.map(String).filter((r) => {
+          const ok = known(r);
+          shownRefs.push(ok);
+          return ok;
+        });
+      } else row[k + 1] = v;
     }
-    out.write(i === 0 ? JSON.stringify(row) : `,${JSON.stringify(row)}`);
+    const json = JSON.stringify(row);
+    rowTexts?.set(doc, { title, hidden: hiddenLinks, shown: shownRefs, json });
+    return json;
+  };
+
+  const out = new SliceWriter();
+  out.write(`"columns":${JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)])},"rows":[`);
+  for (let i = 0; i < shown.length; i++) {
+    const json = rowJson(shown[i]!, hidden[i]!);
+    out.write(i === 0 ? json : `,${json}`);
     if (i % SLICE_ROWS === SLICE_ROWS - 1) await pause();
   }
   out.write('],"objects":{');

@@ -3,6 +3,7 @@ import type { RowDoc } from '../projections/read-models.ts';
 import { collectionNames, projectionName } from '../projections/reporting/collection-fold.ts';
 import type { ChangedObjects } from './changed-objects.ts';
 import { OneAtATime } from './one-at-a-time.ts';
+import type { RowTextMemo } from './collection-members.ts';
 
 type Pause = () => Promise<void>;
 
@@ -21,10 +22,11 @@ interface Mirror {
 /** Rows read from the store per call. */
 const PAGE = 1000;
 
-// Heap bytes of a kept row, roughly: its strings (UTF-16 at worst) and the objects around them.
+// Heap bytes of a kept row, roughly: its strings (UTF-16 at worst) and the objects around them,
+// and its JSON text kept in `texts` (about as long as its values, one byte a character).
 const sizeOf = (row: RowDoc): number => {
-  let n = 200 + 2 * row.id.length;
-  for (const v of row.values) n += typeof v === 'string' ? 24 + 2 * v.length : Array.isArray(v) ? 32 + 40 * v.length : 16;
+  let n = 300 + 3 * row.id.length;
+  for (const v of row.values) n += typeof v === 'string' ? 32 + 3 * v.length : Array.isArray(v) ? 32 + 56 * v.length : 24;
   for (const l of row.labels) n += 24 + 2 * l.length;
   for (const t of row.linkedTo) n += 64 + 2 * t.length;
   return n;
@@ -43,6 +45,8 @@ export class LiveRows {
   private readonly mirrors = new Map<string, Mirror>();
   /** One refresh per collection at a time: each moves its mirror's position. */
   private readonly refreshes = new OneAtATime();
+  /** The JSON text of the rows in answers (they go with the rows kept here). */
+  readonly texts: RowTextMemo = new WeakMap();
 
   constructor(
     private readonly reads: ReadStore,

@@ -172,7 +172,7 @@ const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, 
   const ids = [...mentioned];
   const infos = await source.infos(ids, pause);
   const current = live || access.all ? infos : await deps.liveInfos.summaries(c.name, ids, pause);
-  return collectionMembers({ collection: c, schema: deps.schema, rows: all, infos, current, access, pause, ...(live ? { entries: deps.liveInfos.entries } : {}) });
+  return collectionMembers({ collection: c, schema: deps.schema, rows: all, infos, current, access, pause, ...(live ? { entries: deps.liveInfos.entries, rowTexts: deps.liveRows.texts } : {}) });
 };
 
 /**

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import type { CollectionDef } from '../../src/domain/reporting/collection.ts';
 import type { Schema } from '../../src/domain/schema.ts';
 import type { RowDoc } from '../../src/projections/read-models.ts';
-import { collectionMembers, mentionedRefs, SLICE_ROWS } from '../../src/queries/collection-members.ts';
+import { collectionMembers, mentionedRefs, SLICE_ROWS, type RowTextMemo } from '../../src/queries/collection-members.ts';
 import type { InfoSummary } from '../../src/queries/live-infos.ts';
 
 const collection = {
@@ -123,6 +123,100 @@ test('the refs rows name: every row, ref value and linked object, with pauses', 
   assert.is(refs.size, 35_000);
   assert.ok(refs.has('r00019999') && refs.has('p00014999'));
   assert.ok(c.most() <= 3 * SLICE_ROWS, `${c.most()} rows looked at between two pauses`);
+});
+
+/**
+ * Rows' JSON kept between answers (RowTextMemo): an answer made with the texts of an earlier one is
+ * the answer made without them, whatever changed between the two (titles, labels, rows, the
+ * caller's access), and only the rows whose inputs changed are made again.
+ */
+const linked = {
+  ...collection,
+  facts: [
+    ...collection.facts,
+    { name: 'supervisors', type: 'refList', description: '', source: { attribute: 'phd:attribute:supervisor' } },
+    { name: 'department', type: 'text', description: '', source: { attribute: 'dc:attribute:title', linked: { attribute: 'phd:attribute:department' } } },
+  ],
+} as unknown as CollectionDef;
+
+const world = (seed: number) => {
+  const next = ((x: number) => () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31))(seed);
+  const label = () => (next() < 0.7 ? 'open' : 'secret');
+  const infos = new Map<string, InfoSummary>();
+  const person = (i: number) => `p${String(i).padStart(3, '0')}`;
+  for (let i = 0; i < 40; i++) infos.set(person(i), { title: `Person ${i}`, labels: [label()] } as unknown as InfoSummary);
+  const rows = new Map<string, RowDoc>();
+  for (let i = 0; i < 200; i++) {
+    const id = `r${String(i).padStart(4, '0')}`;
+    const dept = `d${i % 5}`;
+    if (!infos.has(dept)) infos.set(dept, { title: `Dept ${i % 5}`, labels: [label()] } as unknown as InfoSummary);
+    rows.set(id, { id, values: [id, `Project ${i}`, person(i % 40), [person((i + 1) % 40), person((i + 7) % 40), 'p999'], `Dept ${i % 5}`], labels: [label()], linkedTo: [dept] });
+    infos.set(id, { title: `Project ${i}`, labels: [label()] } as unknown as InfoSummary);
+  }
+  const change = () => {
+    const ids = [...infos.keys()];
+    for (let k = 0; k < 15; k++) {
+      const id = ids[Math.floor(next() * ids.length)]!;
+      const old = infos.get(id)!;
+      infos.set(id, { ...old, ...(next() < 0.5 ? { title: `${old.title}'` } : { labels: [label()] }) } as InfoSummary);
+    }
+    const rowIds = [...rows.keys()];
+    for (let k = 0; k < 5; k++) {
+      const id = rowIds[Math.floor(next() * rowIds.length)]!;
+      const old = rows.get(id)!;
+      rows.set(id, { ...old, values: [id, `${old.values[1]}!`, person(Math.floor(next() * 40)), old.values[3], old.values[4]] });
+    }
+  };
+  return { infos, rows, change };
+};
+
+const make = async (w: ReturnType<typeof world>, access: { all: boolean; labels: Set<string> }, rowTexts?: RowTextMemo) => {
+  const slices = await collectionMembers({
+    collection: linked,
+    schema: { byRef: () => undefined } as unknown as Schema,
+    rows: [...w.rows.values()],
+    infos: w.infos,
+    current: w.infos,
+    access,
+    pause: async () => undefined,
+    ...(rowTexts ? { rowTexts } : {}),
+  });
+  return Buffer.concat(slices).toString();
+};
+
+test('with the texts of earlier answers: the same answer as without them, after every change and for every access', async () => {
+  for (const seed of [1, 2, 3, 4, 5]) {
+    const w = world(seed);
+    const memo: RowTextMemo = new WeakMap();
+    const open = { all: false, labels: new Set(['open']) };
+    const both = { all: false, labels: new Set(['open', 'secret']) };
+    const all = { all: true, labels: new Set<string>() };
+    for (let round = 0; round < 6; round++) {
+      for (const access of [open, both, all, open]) assert.is(await make(w, access, memo), await make(w, access), `seed ${seed}, round ${round}`);
+      w.change();
+    }
+  }
+});
+
+test('only the rows whose inputs changed are made again', async () => {
+  const w = world(9);
+  let made = 0;
+  const memo = new WeakMap() as RowTextMemo;
+  const set = memo.set.bind(memo);
+  memo.set = (k, v) => (made++, set(k, v));
+  const open = { all: false, labels: new Set(['open']) };
+  await make(w, open, memo);
+  const first = made;
+  assert.ok(first > 50, `${first} rows made`);
+  made = 0;
+  await make(w, open, memo);
+  assert.is(made, 0, 'nothing changed: no row made again');
+  const [id, row] = [...w.rows].find(([, r]) => w.infos.get(r.id)!.labels[0] === 'open')!;
+  w.infos.set(id, { ...w.infos.get(id)!, title: 'Renamed' } as InfoSummary);
+  assert.ok(row);
+  const answer = await make(w, open, memo);
+  assert.is(made, 1, 'one title changed: one row made again');
+  assert.ok(answer.includes(`["${id}","Renamed"`));
 });
 
 test.run();
