@@ -2,6 +2,11 @@ import type { RecordedEvent } from '../events/event-store.ts';
 import type { CollectionSpec, Doc, ReadStore, WriteOp } from './read-store.ts';
 import type { MemoryDocs } from './batch-docs.ts';
 
+/** Gives the event loop back when the caller's slice of time is used (an answer being made). */
+export type Pause = () => Promise<void>;
+/** For callers with no one to give the event loop to (the command line, tests). */
+export const noPause: Pause = async () => undefined;
+
 /** What a projector may do with read-model documents while folding one event. */
 export interface DocAccess {
   get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
@@ -36,9 +41,10 @@ export interface Projector {
   /**
    * Collections whose documents follow from the fold's other collections: snapshots leave them out,
    * and whoever loads a snapshot makes them again with `derive` (replacing what the state held)
-   * before folding further events onto it.
+   * before folding further events onto it, calling `pause` as it goes (a query's answer gives
+   * the event loop back so).
    */
-  readonly derived?: { readonly collections: readonly string[]; derive(state: MemoryDocs): void };
+  readonly derived?: { readonly collections: readonly string[]; derive(state: MemoryDocs, pause: Pause): Promise<void> };
   /**
    * Set when the fold is one per stream: every event it folds lies in a stream named with this
    * prefix, and the documents an event reads or writes belong to that stream alone. A rebuild

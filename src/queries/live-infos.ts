@@ -19,7 +19,7 @@ interface Mirror {
 }
 
 /** Objects read from the store per call. */
-const PAGE = 1000;
+const PAGE = 250;
 
 // Heap bytes of a kept summary, roughly: the strings (UTF-16 at worst) and the objects around them.
 const sizeOf = (id: string, s: InfoSummary): number => 160 + 2 * (id.length + s.title.length + (s.parent?.length ?? 0) + (s.behaviour?.length ?? 0) + s.labels.reduce((n, l) => n + l.length + 16, 0));

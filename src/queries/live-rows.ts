@@ -20,7 +20,7 @@ interface Mirror {
 }
 
 /** Rows read from the store per call. */
-const PAGE = 1000;
+const PAGE = 250;
 
 // Heap bytes of a kept row, roughly: its strings (UTF-16 at worst) and the objects around them,
 // and its JSON text kept in `texts` (about as long as its values, one byte a character).

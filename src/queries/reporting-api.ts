@@ -15,7 +15,8 @@ import type { InfoSummary, LiveInfos } from './live-infos.ts';
 import type { LiveRows } from './live-rows.ts';
 import { collectionMembers, mentionedRefs, type Lookup } from './collection-members.ts';
 import { describeObject, type ObjectInfo } from '../projections/reporting/object-info.ts';
-import { LazyDocMap } from '../projections/reporting/lazy-docs.ts';
+import { eachDoc, LazyDocMap } from '../projections/reporting/lazy-docs.ts';
+import { byCodeUnits, sortPaused } from './paused-sort.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import { UnreadableChunkError } from '../projections/reporting/snapshot-chunks.ts';
 import type { ReadAccess } from '../domain/users/users.ts';
@@ -112,7 +113,7 @@ export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: 
   const fold = deps.folds.get(name)!;
   const found = await latestSnapshot(deps.reads, fold.name, at);
   const loaded = found
-    ? await loadSnapshot(deps.reads, deps.parsedSnapshots, found, fold.derived).catch((e: unknown) => {
+    ? await loadSnapshot(deps.reads, deps.parsedSnapshots, found, fold.derived, pause).catch((e: unknown) => {
         if (e instanceof UnreadableChunkError) return undefined;
         throw e;
       })
@@ -147,7 +148,11 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
       ? { get: (ref) => objects.part(ref, describeObject, (doc) => doc as ObjectInfo) }
       : { get: (ref) => objects.get(ref) as ObjectInfo | undefined };
   return {
-    rows: async () => [...(rows.values() as Iterable<RowDoc>)].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    rows: async (pause) => {
+      const all: RowDoc[] = [];
+      await eachDoc(rows, (doc) => all.push(doc as RowDoc), pause);
+      return sortPaused(all, (a, b) => byCodeUnits(a.id, b.id), pause);
+    },
     infos: async () => describe,
   };
 };

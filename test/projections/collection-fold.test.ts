@@ -10,6 +10,7 @@ import { collectionFold, collectionNames } from '../../src/projections/reporting
 import type { ObjectInfo } from '../../src/projections/reporting/object-info.ts';
 import { decode, projectionSpec } from '../support/projection-spec.ts';
 import { changed, created, deleted, link, relabelled, schema, text, undeleted } from './object-events.ts';
+import { noPause } from '../../src/projections/projector.ts';
 
 const test = suite('projections: reporting collection fold');
 
@@ -260,7 +261,7 @@ test('the dependents the fold keeps are the ones derived from its rows', async (
     for (const row of await model.docs(names.rows)) state.put(names.rows, row);
     // Whatever a state held before is replaced.
     state.put(names.dependents, { id: 'stale', rows: ['gone'] });
-    raw.derived!.derive(state);
+    await raw.derived!.derive(state, noPause);
     const kept = await model.docs(names.dependents);
     if (events === world) assert.equal(sets(kept), [{ id: ADA, rows: [PHD] }, { id: DEPT, rows: [PHD] }]);
     assert.equal(sets(state.collections.get(names.dependents)!.values()), sets(kept));

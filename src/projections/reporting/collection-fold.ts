@@ -3,7 +3,7 @@ import type { RecordedEvent } from '../../events/event-store.ts';
 import { OBJECT_EVENT_TYPES, type ObjectEvent } from '../../domain/objects/events.ts';
 import { titleOf } from '../readable.ts';
 import type { Attributes, AttributeValue } from '../../domain/objects/values.ts';
-import type { DocAccess, Projector } from '../projector.ts';
+import type { DocAccess, Pause, Projector } from '../projector.ts';
 import { BEHAVIOUR, PARENT, TITLE, type Schema } from '../../domain/schema.ts';
 import type { CollectionDef } from '../../domain/reporting/collection.ts';
 import { attributesRead, firstLinkRef, linkedTargets, lookAhead, rowValues } from './facts.ts';
@@ -11,6 +11,7 @@ import { firstLink, type ObjectInfo } from './object-info.ts';
 import type { RowDoc } from '../read-models.ts';
 import { sameJson } from './same-json.ts';
 import type { MemoryDocs } from '../batch-docs.ts';
+import { eachDoc } from './lazy-docs.ts';
 
 type DependentsDoc = { readonly id: string; readonly rows: readonly string[] };
 
@@ -189,15 +190,20 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
    * hardly compress, rewritten whole whenever one row joins or leaves, and they were most of a
    * snapshot's bytes. The order of the rows in a list may differ from the fold's; it means nothing.
    */
-  const deriveDependents = (state: MemoryDocs) => {
+  const deriveDependents = async (state: MemoryDocs, pause: Pause) => {
     const lists = new Map<string, string[]>();
-    for (const row of (state.collections.get(names.rows)?.values() ?? []) as Iterable<RowDoc>) {
-      for (const target of row.linkedTo) {
-        const list = lists.get(target);
-        if (list) list.push(row.id);
-        else lists.set(target, [row.id]);
-      }
-    }
+    await eachDoc(
+      state.collections.get(names.rows) ?? new Map(),
+      (doc) => {
+        const row = doc as RowDoc;
+        for (const target of row.linkedTo) {
+          const list = lists.get(target);
+          if (list) list.push(row.id);
+          else lists.set(target, [row.id]);
+        }
+      },
+      pause,
+    );
     const dependents = new Map<string, DependentsDoc>();
     for (const [id, rows] of lists) dependents.set(id, { id, rows });
     state.collections.set(names.dependents, dependents);

@@ -1,6 +1,12 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import type { Doc } from '../read-store.ts';
 import { withId } from './snapshot-chunks.ts';
+import { noPause, type Pause } from '../projector.ts';
+
+/** Documents read (parsed where they are not yet) between two pauses. */
+const DOC_SLICE = 128;
+/** Entries copied between two pauses (a copy only moves references). */
+const COPY_SLICE = 4096;
 
 /**
  * One collection of a fold state loaded from a snapshot: documents kept as their JSON text until
@@ -130,6 +136,12 @@ export class LazyDocMap extends Map<string, Doc> {
     return (cell.part ??= fromJson(cell.json)) as P;
   }
 
+  /** Every id, parsing nothing (a view takes in what its base shows first). */
+  ids(): string[] {
+    this.detach();
+    return [...super.keys(), ...this.raw.keys()];
+  }
+
   /** The documents parsed so far, here or through a copy (parses nothing). */
   *parsed(): Generator<Doc> {
     this.detach();
@@ -166,13 +178,25 @@ export class LazyDocMap extends Map<string, Doc> {
     super.forEach(callback, thisArg);
   }
 
-  /** A copy sharing the documents (parsed or not): replays never change a document in place. */
-  copy(): LazyDocMap {
+  /**
+   * A copy sharing the documents (parsed or not): replays never change a document in place. Made
+   * a slice at a time, from lists taken at once: a document parsed meanwhile (it moves from the
+   * unparsed cells to the parsed ones) stays in the copy's cell, which shares the parse.
+   */
+  async copy(pause: Pause = noPause): Promise<LazyDocMap> {
     this.detach();
+    const parsed = [...super.entries()];
+    const cells = [...this.raw];
     const out = new LazyDocMap();
-    for (const [id, doc] of super.entries()) out.set(id, doc);
-    for (const [id, cell] of this.raw) out.raw.set(id, cell);
     for (const s of this.sources) out.sources.add(s);
+    for (let i = 0; i < parsed.length; i++) {
+      out.set(parsed[i]![0], parsed[i]![1]);
+      if (i % COPY_SLICE === COPY_SLICE - 1) await pause();
+    }
+    for (let i = 0; i < cells.length; i++) {
+      out.raw.set(cells[i]![0], cells[i]![1]);
+      if (i % COPY_SLICE === COPY_SLICE - 1) await pause();
+    }
     return out;
   }
 }
@@ -197,7 +221,24 @@ const eachCollection = (state: MemoryDocs, lazy: (docs: LazyDocMap) => LazyDocMa
 };
 
 /** A copy of a state to replay further events onto, keeping what is not parsed unparsed. */
-export const copyState = (state: MemoryDocs): MemoryDocs => eachCollection(state, (docs) => docs.copy());
+export const copyState = async (state: MemoryDocs, pause: Pause): Promise<MemoryDocs> => {
+  const out = new MemoryDocs();
+  for (const [name, docs] of state.collections) out.collections.set(name, docs instanceof LazyDocMap ? await docs.copy(pause) : new Map(docs));
+  return out;
+};
+
+/**
+ * Calls `each` with every document of a fold collection, `pause` between slices: a lazy map
+ * parses them one by one as they are read instead of all at once.
+ */
+export const eachDoc = async (docs: ReadonlyMap<string, Doc>, each: (doc: Doc) => void, pause: Pause): Promise<void> => {
+  const ids = docs instanceof LazyDocMap ? docs.ids() : [...docs.keys()];
+  for (let i = 0; i < ids.length; i++) {
+    const doc = docs.get(ids[i]!);
+    if (doc !== undefined) each(doc);
+    if (i % DOC_SLICE === DOC_SLICE - 1) await pause();
+  }
+};
 
 /**
  * A state to replay onto for one answer, reading `state` for what the replay leaves alone (see

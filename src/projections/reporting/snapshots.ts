@@ -1,5 +1,5 @@
 import { MemoryDocs } from '../batch-docs.ts';
-import type { BatchContext, Projector } from '../projector.ts';
+import { noPause, type BatchContext, type Pause, type Projector } from '../projector.ts';
 import { writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
 import { COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type StoredChunk } from './snapshot-chunks.ts';
 import { copyState, lazyCollection, viewState } from './lazy-docs.ts';
@@ -71,7 +71,7 @@ const DECOMPRESS_AHEAD = 4;
  * events onto; `recent` holds what was loaded before from `reads`, and keeps this one. Documents
  * are parsed when first read (see LazyDocMap).
  */
-export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, meta: SnapshotMeta, derived?: Projector['derived']): Promise<MemoryDocs> => {
+export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, meta: SnapshotMeta, derived?: Projector['derived'], pause: Pause = noPause): Promise<MemoryDocs> => {
   const { chain } = meta;
   let from = chain.length - 1;
   while (from >= 0 && !recent.has(chain[from]!)) from--;
@@ -81,9 +81,9 @@ export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, me
     state = start!;
     recent.delete(meta.id);
   } else {
-    state = start ? copyState(start) : new MemoryDocs();
-    await applyChain(reads, meta.id, chain.slice(from + 1), state, new Set(derived?.collections));
-    derived?.derive(state);
+    state = start ? await copyState(start, pause) : new MemoryDocs();
+    await applyChain(reads, meta.id, chain.slice(from + 1), state, new Set(derived?.collections), pause);
+    await derived?.derive(state, pause);
   }
   recent.set(meta.id, state);
   for (const id of recent.keys()) if (recent.size > KEEP_PARSED) recent.delete(id);
@@ -95,7 +95,7 @@ export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, me
  * Applies the links of a chain onto `docs`, newest first: an entry whose document a later link
  * already set (or removed) is skipped, so only the newest version of each is kept, unparsed.
  */
-const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs, omitted: ReadonlySet<string>): Promise<void> => {
+const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs, omitted: ReadonlySet<string>, pause: Pause): Promise<void> => {
   const metas = await reads.getMany<SnapshotMeta>(SNAPSHOTS, chain);
   const stored: StoredChunk[][] = [];
   for (const id of chain) {
@@ -125,6 +125,7 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
     }
   };
   const seen = new Map<string, Set<string>>();
+  let applied = 0;
   for (let i = 0; i < order.length; i++) {
     for (let ahead = i; ahead < i + DECOMPRESS_AHEAD; ahead++) start(ahead);
     const { text, entries } = await started[i]!;
@@ -142,9 +143,13 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
         else target.setRaw(id, json, text, idless);
       } else if (doc) target.set(id, doc);
       else target.delete(id);
+      if (++applied % APPLY_SLICE === 0) await pause();
     }
   }
 };
+
+/** Chunk entries applied between two pauses (each is a few map operations). */
+const APPLY_SLICE = 1024;
 
 const snapshotsOf = (reads: ReadStore, key: string) => reads.find<SnapshotMeta>(SNAPSHOTS, { where: { collection: key } });
 

@@ -84,7 +84,7 @@ test('LazyDocMap.part reads a description without parsing the document, and keep
   assert.equal(first, whole(JSON.stringify(doc)));
   assert.is(map.unparsed, 1, 'the document is left unparsed');
   assert.is(describe('o1'), first, 'kept for the next answer');
-  assert.is(map.copy().part('o1', describeObject, (d) => d as ObjectInfo), first, 'and for copies of the state');
+  assert.is((await map.copy()).part('o1', describeObject, (d) => d as ObjectInfo), first, 'and for copies of the state');
   assert.is(describe('missing'), undefined);
   // Once the document is parsed (a replay read it), the description is the document's own.
   const parsed = map.get('o1')!;

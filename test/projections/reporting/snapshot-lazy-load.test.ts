@@ -8,6 +8,7 @@ import type { RecordedEvent } from '../../../src/events/event-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import type { Doc, WriteOp } from '../../../src/projections/read-store.ts';
 import { latestSnapshot, loadSnapshot, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { eachDoc } from '../../../src/projections/reporting/lazy-docs.ts';
 import { ParsedSnapshotCache } from '../../../src/projections/reporting/parsed-snapshots.ts';
 import { seededRandom } from '../../../bench/support.ts';
 import { openSnapshotStore, snapshotStoreSuite } from '../../support/snapshot-store.ts';
@@ -74,6 +75,39 @@ test('documents are parsed when read, overridden versions never; the state reads
       assert.equal(new Map([...got].sort(([a], [b]) => a.localeCompare(b))), new Map([...docs].sort(([a], [b]) => a.localeCompare(b))), collection);
     }
     assert.is(parsed(), [...state.values()].reduce((n, m) => n + m.size, 0), 'each document parsed once, older versions never');
+  });
+});
+
+/**
+ * Loading gives the event loop back as it goes (an `at` answer loads while object GETs wait):
+ * the chain's entries are applied, a kept state copied and derived documents made a slice at a
+ * time, with the answer's pause between slices.
+ */
+test('loading calls the pause between slices: a slice of entries applied, of rows parsed to derive from', async (ctx) => {
+  const reads = await open(ctx);
+  const derivedFold: Projector = { ...fold, derived: { collections: [], derive: (state, pause) => eachDoc(state.collections.get('rows') ?? new Map(), () => undefined, pause) } };
+  const snapshots = withSnapshots(derivedFold, 1);
+  const collectionOf = (i: number) => (i % 2 ? 'rows' : 'objects');
+  const docs = Array.from({ length: 6000 }, (_, i) => doc(collectionOf(i), i, 0));
+  const changes = docs.map((d, i) => ({ kind: 'put', collection: collectionOf(i), doc: d }) as WriteOp);
+  const byCollection = (c: string) => docs.filter((_, i) => collectionOf(i) === c);
+  await snapshots.afterBatch!({ reads, last: event(10), changes, state: async (c: string) => byCollection(c) });
+  const meta = (await latestSnapshot(reads, 'lazy'))!;
+  await countingParses(MARK, async (parsed) => {
+    let pauses = 0;
+    let most = 0;
+    let since = 0;
+    const pause = async () => {
+      pauses++;
+      most = Math.max(most, parsed() - since);
+      since = parsed();
+    };
+    const loaded = await loadSnapshot(reads, new ParsedSnapshotCache(64 * 2 ** 20), meta, derivedFold.derived, pause);
+    most = Math.max(most, parsed() - since);
+    assert.is(parsed(), 3000, 'every row parsed to derive from');
+    assert.ok(most <= 128, `${most} rows parsed between two pauses`);
+    assert.ok(pauses >= Math.floor(6000 / 1024) + Math.floor(3000 / 128), `${pauses} pauses`);
+    assert.equal(await loaded.get('objects', 'o42'), docs[42]);
   });
 });
 

@@ -144,13 +144,13 @@ test('a view reads as a copy would through any sequence of changes, and leaves t
   }
 });
 
-test('copying a view copies what it shows; a cleared view reads nothing of the kept map', () => {
+test('copying a view copies what it shows; a cleared view reads nothing of the kept map', async () => {
   const random = seededRandom(9);
   const { kept, expected } = keptMap(random);
   const view = LazyDocMap.view(kept);
   view.delete('k1');
   view.set('k2', doc('k2', 5));
-  const copy = view.copy();
+  const copy = await view.copy();
   expected.delete('k1');
   expected.set('k2', doc('k2', 5));
   assert.equal(new Map([...copy].sort(([a], [b]) => a.localeCompare(b))), new Map([...expected].sort(([a], [b]) => a.localeCompare(b))));
