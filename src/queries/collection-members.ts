@@ -5,8 +5,7 @@ import type { RowDoc } from '../projections/read-models.ts';
 import type { InfoSummary } from './live-infos.ts';
 import type { Slices } from './answer-cache.ts';
 import { byCodeUnits, sortPaused } from './paused-sort.ts';
-
-type Pause = () => Promise<void>;
+import type { Pause } from '../projections/projector.ts';
 
 /** `"<ref>":{…}` of an object in the `objects` dictionary, kept per summary object (summaries are replaced, never changed). */
 export type ObjectEntryMemo = WeakMap<InfoSummary, { readonly ref: string; readonly parentShown: boolean; readonly json: string }>;

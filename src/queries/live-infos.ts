@@ -4,11 +4,10 @@ import { collectionNames, projectionName } from '../projections/reporting/collec
 import type { ObjectEntryMemo } from './collection-members.ts';
 import type { ChangedObjects } from './changed-objects.ts';
 import { OneAtATime } from './one-at-a-time.ts';
+import type { Pause } from '../projections/projector.ts';
 
 /** What a collection-data answer takes of an object the rows name: who may read it and how it is described. */
 export type InfoSummary = ObjectDescription;
-
-type Pause = () => Promise<void>;
 
 interface Mirror {
   /** The checkpoint every summary is at least as new as. */

@@ -4,8 +4,7 @@ import { collectionNames, projectionName } from '../projections/reporting/collec
 import type { ChangedObjects } from './changed-objects.ts';
 import { OneAtATime } from './one-at-a-time.ts';
 import type { RowTextMemo } from './collection-members.ts';
-
-type Pause = () => Promise<void>;
+import type { Pause } from '../projections/projector.ts';
 
 interface Mirror {
   /** The checkpoint every row is at least as new as. */

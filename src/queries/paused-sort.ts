@@ -1,4 +1,4 @@
-type Pause = () => Promise<void>;
+import type { Pause } from '../projections/projector.ts';
 
 /** Elements sorted at once, and merged, between two calls of `pause`. */
 const RUN = 512;

@@ -1,6 +1,6 @@
 import type { EventStore } from '../events/event-store.ts';
 import { OBJECT_EVENT_TYPES } from '../domain/objects/events.ts';
-import type { Projector } from '../projections/projector.ts';
+import type { Pause, Projector } from '../projections/projector.ts';
 import type { ReadStore } from '../projections/read-store.ts';
 import type { ProjectionRunner } from '../projections/runner.ts';
 import { MemoryDocs } from '../projections/batch-docs.ts';
@@ -94,7 +94,6 @@ export const collectionDetail = async (deps: ReportingDeps, name: string) => {
  * and the answers themselves were no slower.
  */
 const SLICE_MS = 2;
-type Pause = () => Promise<void>;
 const slicer = (): Pause => {
   let since = performance.now();
   return async () => {
