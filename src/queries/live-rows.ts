@@ -4,6 +4,7 @@ import { collectionNames, projectionName } from '../projections/reporting/collec
 import type { ChangedObjects } from './changed-objects.ts';
 import { OneAtATime } from './one-at-a-time.ts';
 import type { RowTextMemo } from './collection-members.ts';
+import { byCodeUnits } from './paused-sort.ts';
 import type { Pause } from '../projections/projector.ts';
 
 interface Mirror {
@@ -147,7 +148,8 @@ export class LiveRows {
   }
 }
 
-const byId = (a: RowDoc, b: RowDoc) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/** Rows in id order (code units, as the answers list them). */
+export const byId = (a: RowDoc, b: RowDoc): number => byCodeUnits(a.id, b.id);
 
 const inOrder = (rows: readonly RowDoc[]): boolean => {
   for (let i = 1; i < rows.length; i++) if (rows[i - 1]!.id >= rows[i]!.id) return false;

@@ -12,11 +12,11 @@ import type { RowDoc } from '../projections/read-models.ts';
 import type { AnswerCache, Slices } from './answer-cache.ts';
 import type { ReplayLimiter } from './replay-limit.ts';
 import type { InfoSummary, LiveInfos } from './live-infos.ts';
-import type { LiveRows } from './live-rows.ts';
+import { byId, type LiveRows } from './live-rows.ts';
 import { collectionMembers, mentionedRefs, type Lookup } from './collection-members.ts';
 import { describeObject, type ObjectInfo } from '../projections/reporting/object-info.ts';
 import { eachDoc, LazyDocMap } from '../projections/reporting/lazy-docs.ts';
-import { byCodeUnits, sortPaused } from './paused-sort.ts';
+import { sortPaused } from './paused-sort.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import { UnreadableChunkError } from '../projections/reporting/snapshot-chunks.ts';
 import type { ReadAccess } from '../domain/users/users.ts';
@@ -150,7 +150,7 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
     rows: async (pause) => {
       const all: RowDoc[] = [];
       await eachDoc(rows, (doc) => all.push(doc as RowDoc), pause);
-      return sortPaused(all, (a, b) => byCodeUnits(a.id, b.id), pause);
+      return sortPaused(all, byId, pause);
     },
     infos: async () => describe,
   };
