@@ -1,5 +1,6 @@
 import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
+import { isAscii } from 'node:buffer';
 import type { Doc } from '../read-store.ts';
 
 /**
@@ -113,62 +114,90 @@ export const encodeChunk = async (id: string, entries: readonly EncodedEntry[]):
 const OUTPUT_CHUNK = 1024 * 1024;
 
 /**
- * An entry as a loader sees it: the document still as JSON text (empty: removed), without its id
- * member when `idless` (see withId), or parsed (chunks written before lines).
+ * Entries of one collection as a loader sees them, in order: their ids, and by index each one's
+ * document as JSON text (empty: removed; without its id member when `idless`, see withId), sliced
+ * from the chunk's text only when asked (a loader skips the entries a later delta overrides), or
+ * parsed in `docs` (chunks written before lines: `json` gives undefined).
  */
-export type RawEntry = { readonly collection: string; readonly id: string; readonly json?: string; readonly idless?: boolean; readonly doc?: Doc | null };
+export interface RawRun {
+  readonly collection: string;
+  readonly ids: readonly string[];
+  readonly idless: boolean;
+  json(i: number): string | undefined;
+  readonly docs?: readonly (Doc | null)[];
+}
 
 /**
- * Decompresses a stored chunk (on the thread pool) and lists its entries in order, parsing no
+ * Decompresses a stored chunk (on the thread pool) and lists its entries in runs, parsing no
  * document; `text` is what the entries' JSON texts are slices of (kept alive by them), or undefined.
  */
-export const readChunk = async (chunk: StoredChunk): Promise<{ text?: string; entries: RawEntry[] }> => {
-  if (chunk.z === undefined) return { entries: (chunk.entries ?? []).map(([collection, id, doc]) => ({ collection, id, doc })) };
+export const readChunk = async (chunk: StoredChunk): Promise<{ text?: string; runs: RawRun[] }> => {
+  if (chunk.z === undefined) return { runs: parsedRuns(chunk.entries ?? []) };
   if (chunk.f !== undefined && chunk.f !== 2 && chunk.f !== 3 && chunk.f !== 4) throw new UnreadableChunkError(chunk.id, chunk.f);
   const z = typeof chunk.z === 'string' ? Buffer.from(chunk.z, 'base64') : chunk.z;
-  const text = (await decompress(z, { chunkSize: OUTPUT_CHUNK })).toString('utf8');
-  if (chunk.f === 3 || chunk.f === 4) return { text, entries: runEntries(text) };
-  if (chunk.f === 2) return { text, entries: lineEntries(text) };
-  return { entries: (JSON.parse(text) as Entry[]).map(([collection, id, doc]) => ({ collection, id, doc })) };
+  const bytes = await decompress(z, { chunkSize: OUTPUT_CHUNK });
+  // ASCII (JSON escapes nothing else, so most text is) copies into a string without UTF-8 decoding.
+  const text = isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+  if (chunk.f === 3 || chunk.f === 4) return { text, runs: textRuns(text) };
+  if (chunk.f === 2) return { text, runs: lineRuns(text) };
+  return { runs: parsedRuns(JSON.parse(text) as Entry[]) };
 };
 
-const runEntries = (text: string): RawEntry[] => {
-  const entries: RawEntry[] = [];
+const parsedRuns = (entries: readonly Entry[]): RawRun[] =>
+  entries.map(([collection, id, doc]) => ({ collection, ids: [id], idless: false, json: () => undefined, docs: [doc] }));
+
+const textRuns = (text: string): RawRun[] => {
+  const runs: RawRun[] = [];
   let at = 0;
-  const line = () => {
-    let end = text.indexOf('\n', at);
-    if (end < 0) end = text.length;
-    const out = text.slice(at, end);
-    at = end + 1;
-    return out;
+  const next = () => {
+    const end = text.indexOf('\n', at);
+    at = end < 0 ? text.length + 1 : end + 1;
   };
   while (at < text.length) {
-    const header = line();
+    const from = at;
+    next();
+    const header = text.slice(from, at - 1);
     const tab = header.indexOf('\t', 1);
     const collection = unescape(header.slice(1, tab));
     const count = Number(header.slice(tab + 1));
-    const ids: string[] = [];
-    for (let i = 0; i < count; i++) ids.push(unescape(line()));
-    // Made whole only when parsed: most documents a loader lists never are.
-    for (const id of ids) entries.push({ collection, id, json: line(), idless: true });
+    const ids: string[] = new Array<string>(count);
+    for (let i = 0; i < count; i++) {
+      const start = at;
+      next();
+      ids[i] = unescape(text.slice(start, at - 1));
+    }
+    // Where each document's line starts, and (the last) where the line after the run's last starts.
+    const starts = new Int32Array(count + 1);
+    for (let i = 0; i < count; i++) {
+      starts[i] = at;
+      next();
+    }
+    starts[count] = at;
+    runs.push({ collection, ids, idless: true, json: (i) => text.slice(starts[i]!, starts[i + 1]! - 1) });
   }
-  return entries;
+  return runs;
 };
 
-const lineEntries = (text: string): RawEntry[] => {
-  const entries: RawEntry[] = [];
+const lineRuns = (text: string): RawRun[] => {
+  const runs: RawRun[] = [];
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
     const a = text.indexOf('\t', start);
     const b = text.indexOf('\t', a + 1);
-    entries.push({ collection: unescape(text.slice(start, a)), id: unescape(text.slice(a + 1, b)), json: text.slice(b + 1, end) });
+    const json = text.slice(b + 1, end);
+    runs.push({ collection: unescape(text.slice(start, a)), ids: [unescape(text.slice(a + 1, b))], idless: false, json: () => json });
     start = end + 1;
   }
-  return entries;
+  return runs;
 };
 
 /** The entries of a stored chunk, in order, documents parsed. */
 export const chunkEntries = async (chunk: StoredChunk): Promise<readonly Entry[]> =>
-  (await readChunk(chunk)).entries.map((e): Entry => [e.collection, e.id, e.json !== undefined ? (e.json === '' ? null : (JSON.parse(e.idless ? withId(e.id, e.json) : e.json) as Doc)) : (e.doc ?? null)]);
+  (await readChunk(chunk)).runs.flatMap((run) =>
+    run.ids.map((id, i): Entry => {
+      const json = run.json(i);
+      return [run.collection, id, json !== undefined ? (json === '' ? null : (JSON.parse(run.idless ? withId(id, json) : json) as Doc)) : (run.docs?.[i] ?? null)];
+    }),
+  );

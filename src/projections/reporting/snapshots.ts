@@ -128,22 +128,35 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
   let applied = 0;
   for (let i = 0; i < order.length; i++) {
     for (let ahead = i; ahead < i + DECOMPRESS_AHEAD; ahead++) start(ahead);
-    const { text, entries } = await started[i]!;
+    const { text, runs } = await started[i]!;
     delete started[i];
-    for (const { collection, id, json, idless, doc } of entries) {
+    for (const run of runs) {
       // Made again after loading (snapshots written before they were left out hold them).
-      if (omitted.has(collection)) continue;
-      let done = seen.get(collection);
-      if (!done) seen.set(collection, (done = new Set()));
-      if (done.has(id)) continue;
-      done.add(id);
-      const target = lazyCollection(docs, collection);
-      if (json !== undefined) {
-        if (json === '') target.delete(id);
-        else target.setRaw(id, json, text, idless);
-      } else if (doc) target.set(id, doc);
-      else target.delete(id);
-      if (++applied % APPLY_SLICE === 0) await pause();
+      if (omitted.has(run.collection)) continue;
+      let done = seen.get(run.collection);
+      if (!done) seen.set(run.collection, (done = new Set()));
+      const target = lazyCollection(docs, run.collection);
+      let raw = false;
+      for (let k = 0; k < run.ids.length; k++) {
+        const id = run.ids[k]!;
+        const before = done.size;
+        done.add(id);
+        if (done.size === before) continue;
+        const json = run.json(k);
+        if (json !== undefined) {
+          if (json === '') target.delete(id);
+          else {
+            target.setRaw(id, json, undefined, run.idless);
+            raw = true;
+          }
+        } else {
+          const doc = run.docs?.[k];
+          if (doc) target.set(id, doc);
+          else target.delete(id);
+        }
+        if (++applied % APPLY_SLICE === 0) await pause();
+      }
+      if (raw && text !== undefined) target.sources.add(text);
     }
   }
 };
