@@ -5,7 +5,9 @@
  *
  * Servers always run in their own processes (bench/service-server.ts, bench/koa-baseline-server.ts)
  * so the load generator (autocannon, in this process) never shares their event loop. Set
- * BENCH_CPU_PROF=<dir> to start every server process with `--cpu-prof --cpu-prof-dir=<dir>`.
+ * BENCH_CPU_PROF=<dir> to start every server process with `--cpu-prof --cpu-prof-dir=<dir>`, and
+ * BENCH_SQL_STATS=<dir> to have each write its embedded-store statements' counts and times there
+ * (bench/sql-stats.ts).
  */
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
@@ -15,7 +17,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { StreamAppend } from '../src/events/event-store.ts';
 import { SqliteEventStore } from '../src/events/adapters/sqlite-event-store.ts';
 import { applySqlitePragmas } from '../src/drivers/sqlite.ts';
@@ -67,7 +69,8 @@ export const spawnServer = async (
 ): Promise<ServerProcess> => {
   const profDir = process.env.BENCH_CPU_PROF;
   if (profDir) mkdirSync(profDir, { recursive: true });
-  const args = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), '--import', 'tsx', benchFile(script)];
+  const sqlStats = process.env.BENCH_SQL_STATS ? ['--import', pathToFileURL(benchFile('sql-stats.ts')).href] : [];
+  const args = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), '--import', 'tsx', ...sqlStats, benchFile(script)];
   const started = performance.now();
   const child = spawn(process.execPath, args, { env: childEnv(env), stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
