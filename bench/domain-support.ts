@@ -17,7 +17,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import type { StreamAppend } from '../src/events/event-store.ts';
 import { SqliteEventStore } from '../src/events/adapters/sqlite-event-store.ts';
 import { applySqlitePragmas } from '../src/drivers/sqlite.ts';
@@ -69,7 +69,7 @@ export const spawnServer = async (
 ): Promise<ServerProcess> => {
   const profDir = process.env.BENCH_CPU_PROF;
   if (profDir) mkdirSync(profDir, { recursive: true });
-  const sqlStats = process.env.BENCH_SQL_STATS ? ['--import', pathToFileURL(benchFile('sql-stats.ts')).href] : [];
+  const sqlStats = process.env.BENCH_SQL_STATS ? ['--import', new URL('./sql-stats.ts', import.meta.url).href] : [];
   const args = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), '--import', 'tsx', ...sqlStats, benchFile(script)];
   const started = performance.now();
   const child = spawn(process.execPath, args, { env: childEnv(env), stdio: ['pipe', 'pipe', 'inherit'] });
