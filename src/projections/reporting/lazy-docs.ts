@@ -12,8 +12,8 @@ const COPY_SLICE = 4096;
  * One collection of a fold state loaded from a snapshot: documents kept as their JSON text until
  * first read, then parsed once. An answer "as at" an instant reads the rows and the objects they
  * mention, a fraction of the state it loads; parsing everything was most of what loading cost.
- * Iterating parses whatever is left. `sources` are the texts the unparsed JSON is sliced from:
- * they stay in memory as long as this map does, so they are what it weighs.
+ * Iterating parses whatever is left. Each unparsed text is a string of its own (not a slice of a
+ * larger one), so what the map weighs is its documents and those texts (`unparsedChars`).
  */
 export class LazyDocMap extends Map<string, Doc> {
   /**
@@ -21,7 +21,8 @@ export class LazyDocMap extends Map<string, Doc> {
    * through one of them is parsed for all (answers from one kept state read mostly the same ones).
    */
   private readonly raw = new Map<string, Cell>();
-  readonly sources = new Set<string>();
+  /** Characters of the texts in `raw`. */
+  private rawChars = 0;
   /**
    * The kept map this one is a view of (see `view`): what this one neither holds nor has removed
    * is read there. Never changed through this one.
@@ -57,18 +58,30 @@ export class LazyDocMap extends Map<string, Doc> {
     if (base === undefined) return;
     // The base's parsed documents (Map's own entries: the override would parse the rest).
     for (const [id, doc] of Map.prototype.entries.call(base) as MapIterator<[string, Doc]>) if (this.fromBase(id)) super.set(id, doc);
-    for (const [id, cell] of base.raw) if (this.fromBase(id)) this.raw.set(id, cell);
-    for (const s of base.sources) this.sources.add(s);
+    for (const [id, cell] of base.raw) if (this.fromBase(id)) this.putRaw(id, cell);
     this.base = undefined;
     this.removed.clear();
   }
 
-  /** A document as JSON text (without its id member when `idless`), `source` the text it is a slice of. */
-  setRaw(id: string, json: string, source?: string, idless = false): void {
+  /** A document as JSON text (without its id member when `idless`). */
+  setRaw(id: string, json: string, idless = false): void {
     super.delete(id);
     if (this.base !== undefined) this.removed.delete(id);
-    this.raw.set(id, { json, idless });
-    if (source !== undefined) this.sources.add(source);
+    this.putRaw(id, { json, idless });
+  }
+
+  private putRaw(id: string, cell: Cell): void {
+    this.dropRaw(id);
+    this.raw.set(id, cell);
+    this.rawChars += cell.json.length;
+  }
+
+  private dropRaw(id: string): boolean {
+    const cell = this.raw.get(id);
+    if (cell === undefined) return false;
+    this.raw.delete(id);
+    this.rawChars -= cell.json.length;
+    return true;
   }
 
   /** Documents not read here yet. */
@@ -77,15 +90,20 @@ export class LazyDocMap extends Map<string, Doc> {
     return this.raw.size;
   }
 
+  /** Characters of the texts of the documents not read here yet (what they weigh besides their entries). */
+  get unparsedChars(): number {
+    this.detach();
+    return this.rawChars;
+  }
+
   override get(id: string): Doc | undefined {
     const doc = super.get(id);
     if (doc !== undefined) return doc;
     const cell = this.raw.get(id);
     if (cell === undefined) return this.baseShows(id) ? this.base!.get(id) : undefined;
     const parsed = (cell.doc ??= JSON.parse(cell.idless ? withId(id, cell.json) : cell.json) as Doc);
-    this.raw.delete(id);
+    this.dropRaw(id);
     super.set(id, parsed);
-    if (this.raw.size === 0) this.sources.clear();
     return parsed;
   }
 
@@ -95,7 +113,7 @@ export class LazyDocMap extends Map<string, Doc> {
 
   override set(id: string, doc: Doc): this {
     // Map's constructor may call set before the fields exist.
-    this.raw?.delete(id);
+    if (this.raw !== undefined) this.dropRaw(id);
     if (this.base !== undefined) this.removed.delete(id);
     return super.set(id, doc);
   }
@@ -103,7 +121,7 @@ export class LazyDocMap extends Map<string, Doc> {
   override delete(id: string): boolean {
     const baseHas = this.base?.has(id) === true;
     const shown = baseHas && this.fromBase(id);
-    const had = this.raw.delete(id);
+    const had = this.dropRaw(id);
     if (baseHas) this.removed.add(id);
     return super.delete(id) || had || shown;
   }
@@ -112,7 +130,7 @@ export class LazyDocMap extends Map<string, Doc> {
     this.base = undefined;
     this.removed.clear();
     this.raw.clear();
-    this.sources.clear();
+    this.rawChars = 0;
     super.clear();
   }
 
@@ -188,13 +206,12 @@ export class LazyDocMap extends Map<string, Doc> {
     const parsed = [...super.entries()];
     const cells = [...this.raw];
     const out = new LazyDocMap();
-    for (const s of this.sources) out.sources.add(s);
     for (let i = 0; i < parsed.length; i++) {
       out.set(parsed[i]![0], parsed[i]![1]);
       if (i % COPY_SLICE === COPY_SLICE - 1) await pause();
     }
     for (let i = 0; i < cells.length; i++) {
-      out.raw.set(cells[i]![0], cells[i]![1]);
+      out.putRaw(cells[i]![0], cells[i]![1]);
       if (i % COPY_SLICE === COPY_SLICE - 1) await pause();
     }
     return out;

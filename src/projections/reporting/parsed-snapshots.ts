@@ -9,20 +9,19 @@ const ENTRY_BYTES = 64;
 
 /**
  * Estimated bytes of a fold state, counted as its documents' JSON (sampled); documents not parsed
- * yet count as the texts they are sliced from (held whole while any slice is). A kept state is
+ * yet count as their texts. A kept state is
  * weighed again each time it is loaded, so what answers from it parsed since counts too. States loaded from
  * one chain share most of their documents, so a sum over states overcounts: the bound errs on the
  * side of holding less.
  */
 export const stateBytes = (state: MemoryDocs): number => {
   let bytes = 0;
-  const sources = new Set<string>();
   for (const docs of state.collections.values()) {
     let parsed: Iterable<Doc>;
     let count: number;
     if (docs instanceof LazyDocMap) {
       // Not docs.values(): that would parse them all.
-      for (const s of docs.sources) sources.add(s);
+      bytes += docs.unparsedChars;
       parsed = docs.parsed();
       count = 0;
       for (const _ of docs.parsed()) count++;
@@ -40,7 +39,6 @@ export const stateBytes = (state: MemoryDocs): number => {
     }
     bytes += count * (sum / measured + ENTRY_BYTES);
   }
-  for (const s of sources) bytes += s.length;
   return Math.round(bytes);
 };
 

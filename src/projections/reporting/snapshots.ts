@@ -128,7 +128,7 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
   let applied = 0;
   for (let i = 0; i < order.length; i++) {
     for (let ahead = i; ahead < i + DECOMPRESS_AHEAD; ahead++) start(ahead);
-    const { text, runs } = await started[i]!;
+    const runs = await started[i]!;
     delete started[i];
     for (const run of runs) {
       // Made again after loading (snapshots written before they were left out hold them).
@@ -136,7 +136,6 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
       let done = seen.get(run.collection);
       if (!done) seen.set(run.collection, (done = new Set()));
       const target = lazyCollection(docs, run.collection);
-      let raw = false;
       for (let k = 0; k < run.ids.length; k++) {
         const id = run.ids[k]!;
         const before = done.size;
@@ -145,10 +144,7 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
         const json = run.json(k);
         if (json !== undefined) {
           if (json === '') target.delete(id);
-          else {
-            target.setRaw(id, json, undefined, run.idless);
-            raw = true;
-          }
+          else target.setRaw(id, json, run.idless);
         } else {
           const doc = run.docs?.[k];
           if (doc) target.set(id, doc);
@@ -156,7 +152,6 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
         }
         if (++applied % APPLY_SLICE === 0) await pause();
       }
-      if (raw && text !== undefined) target.sources.add(text);
     }
   }
 };

@@ -6,7 +6,7 @@ import type { RecordedEvent } from '../../../src/events/event-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import type { Doc } from '../../../src/projections/read-store.ts';
 import { ParsedSnapshotCache, stateBytes } from '../../../src/projections/reporting/parsed-snapshots.ts';
-import { SNAPSHOTS, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
+import { SNAPSHOTS, latestSnapshot, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
 import { tempDir } from '../../support/tmp.ts';
 
 const test = suite<{ dir: string; remove(): void; reads: SqliteReadStore }>('parsed snapshot cache', {} as never);
@@ -63,6 +63,27 @@ test('a state larger than the bound alone is not kept', async (ctx) => {
   assert.is(state.collections.get('docs')!.size, 3000);
   assert.is(cache.size, 0);
   assert.is(cache.bytes, 0);
+});
+
+test('a state loaded from a chain weighs the texts of the documents it keeps, not the chunks they were read from', async (ctx) => {
+  // A full snapshot of 2,000 documents of about 520 characters (1 MB), then a delta on it that
+  // replaces all but one of them by documents that are only an id.
+  const fold: Projector = { name: 'over', collections: [{ name: 'docs' }], apply: () => undefined };
+  const snapshots = withSnapshots(fold, 1);
+  const big = docsOf(2000, 'o');
+  await snapshots.afterBatch!({ reads: ctx.reads, last: event(10), changes: [], state: async () => big });
+  const small = big.slice(1).map((d): Doc => ({ id: d.id }));
+  const now = [big[0]!, ...small];
+  await snapshots.afterBatch!({ reads: ctx.reads, last: event(20), changes: small.map((doc) => ({ kind: 'put', collection: 'docs', doc })), state: async () => now });
+  const meta = (await latestSnapshot(ctx.reads, 'over'))!;
+  assert.is(meta.chain.length, 2, 'a delta on the full snapshot');
+
+  const cache = new ParsedSnapshotCache(64 * 2 ** 20);
+  const state = await loadSnapshot(ctx.reads, cache, meta);
+  // Nothing read yet: the kept state holds one large text and 1,999 small ones, besides its entries.
+  const weight = stateBytes(cache.get(meta.id)!);
+  assert.ok(weight < 2000 * 64 + 1999 * 16 + 1000, `the kept state weighs ${weight} bytes: the full snapshot's 1 MB of text is counted`);
+  assert.equal(new Map([...state.collections.get('docs')!.entries()]), new Map(now.map((d) => [d.id, d])));
 });
 
 test.run();
