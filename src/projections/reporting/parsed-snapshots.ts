@@ -9,10 +9,9 @@ const ENTRY_BYTES = 64;
 
 /**
  * Estimated bytes of a fold state, counted as its documents' JSON (sampled); documents not parsed
- * yet count as their texts. A kept state is
- * weighed again each time it is loaded, so what answers from it parsed since counts too. States loaded from
- * one chain share most of their documents, so a sum over states overcounts: the bound errs on the
- * side of holding less.
+ * yet count as their texts. A kept state is weighed again each time it is loaded, so what answers
+ * from it parsed since counts too. States loaded from one chain share most of their documents, so a
+ * sum over states overcounts: the bound errs on the side of holding less.
  */
 export const stateBytes = (state: MemoryDocs): number => {
   let bytes = 0;
