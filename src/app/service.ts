@@ -16,6 +16,7 @@ import { runnerStatus } from '../queries/reporting-api.ts';
 import { AnswerCache } from '../queries/answer-cache.ts';
 import { LiveInfos } from '../queries/live-infos.ts';
 import { LiveRows } from '../queries/live-rows.ts';
+import { LiveMembers } from '../queries/live-members.ts';
 import { ChangedObjects } from '../queries/changed-objects.ts';
 import { ReplayLimiter } from '../queries/replay-limit.ts';
 import { countedCaches, createCaches } from './caches.ts';
@@ -104,6 +105,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       replays: new ReplayLimiter(config.reporting.atConcurrency, config.reporting.atQueue),
       liveInfos: new LiveInfos(engines.reads, changes, config.reporting.objectsCacheBytes),
       liveRows: new LiveRows(engines.reads, changes, config.reporting.objectsCacheBytes),
+      liveMembers: new LiveMembers(config.reporting.objectsCacheBytes),
     },
   });
   const http = await startHttpServer(app.callback(), config, logger);

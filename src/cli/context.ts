@@ -7,6 +7,7 @@ import type { ReportingDeps } from '../queries/reporting-api.ts';
 import { storedProjectionStatus } from './projection-status.ts';
 import { LiveInfos } from '../queries/live-infos.ts';
 import { LiveRows } from '../queries/live-rows.ts';
+import { LiveMembers } from '../queries/live-members.ts';
 import { ChangedObjects } from '../queries/changed-objects.ts';
 import { snapshotSpec, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 
@@ -53,6 +54,7 @@ export const openCli = async (): Promise<CliContext> => {
         parsedSnapshots,
         liveInfos: new LiveInfos(engines.reads, changes, config.reporting.objectsCacheBytes),
         liveRows: new LiveRows(engines.reads, changes, config.reporting.objectsCacheBytes),
+        liveMembers: new LiveMembers(config.reporting.objectsCacheBytes),
         clock: Date.now,
         statusOf: async (name) => (await storedProjectionStatus(engines.events, engines.reads, model.projectors.filter((p) => p.name === name)))[0],
       };

@@ -76,6 +76,51 @@ export interface MembersInput {
 }
 
 /**
+ * What a row gives an answer: whether it is shown, the objects and labels it puts in the `objects`
+ * dictionary, its JSON text, and the objects whose descriptions or labels all that was made from.
+ * Never changed once made (a kept state is read by answers being made at the same time).
+ */
+interface RowPart {
+  readonly row: RowDoc;
+  readonly shown: boolean;
+  readonly hidden: boolean;
+  readonly deps: readonly string[];
+  readonly refs: readonly string[];
+  readonly labels: readonly string[];
+  /** The row's JSON text; none for a row not shown. */
+  readonly json?: string;
+}
+
+/** An entry of the `objects` dictionary, with the parent whose labels decided whether it names it. */
+interface ObjectEntry {
+  readonly parent: string | undefined;
+  readonly json: string;
+}
+
+/**
+ * Everything an answer was made of, for one caller's access: the next answer for the same access
+ * takes from it every row and object whose inputs are the same (MembersInput.previous).
+ */
+export interface MembersState {
+  /** One per row, in id order. */
+  readonly parts: readonly RowPart[];
+  /** How many shown rows put each object (or label) in the dictionary. */
+  readonly refCount: ReadonlyMap<string, number>;
+  readonly labelCount: ReadonlyMap<string, number>;
+  readonly sortedRefs: readonly string[];
+  readonly sortedLabels: readonly string[];
+  /** The dictionary's entry of each object of sortedRefs that has a description. */
+  readonly objects: ReadonlyMap<string, ObjectEntry>;
+}
+
+export interface KeptMembersInput extends MembersInput {
+  /** The state of an earlier answer for the same access, collection and lookups. */
+  readonly previous?: MembersState;
+  /** The objects whose descriptions or labels changed since `previous` was made (required with it). */
+  readonly changed?: ReadonlySet<string>;
+}
+
+/**
  * The JSON members `"columns":…,"rows":…,"objects":…` of a collection-data answer: the rows the
  * principal may read, with the `objects` dictionary of every ref used as a fact value.
  *
@@ -85,81 +130,140 @@ export interface MembersInput {
  * at a time, with who may read each object decided once per answer, into slices of bytes that are
  * kept and sent as they are (never joined into one buffer).
  */
-export const collectionMembers = async ({ collection: c, schema, rows: all, infos, current, access, pause, entries, rowTexts }: MembersInput): Promise<Slices> => {
-  const readableMemo = new Map<string, boolean>();
+export const collectionMembers = async (input: MembersInput): Promise<Slices> => (await membersKept(input)).slices;
+
+/**
+ * collectionMembers, from the state of an earlier answer where one is given: a row is made again
+ * only if it is another row document (LiveRows replaces a row it reads again) or an object it was
+ * made from is in `changed`; an object's entry only if it or its parent is. After a write, an answer
+ * over 10,000 rows then looks up a handful of objects instead of every object every row names
+ * (tens of thousands of lookups in maps of tens of thousands of entries: most of an answer's time).
+ */
+export const membersKept = async ({ collection: c, schema, rows: all, infos, current, access, pause, entries, rowTexts, previous, changed }: KeptMembersInput): Promise<{ slices: Slices; state: MembersState }> => {
   const readable = (ref: string): boolean => {
     if (access.all) return true;
-    let r = readableMemo.get(ref);
-    if (r === undefined) {
-      const info = current.get(ref);
-      r = info !== undefined && canRead(access, info.labels);
-      readableMemo.set(ref, r);
-    }
-    return r;
+    const info = current.get(ref);
+    return info !== undefined && canRead(access, info.labels);
   };
   const kinds = c.facts.map(kindOf);
   const throughLinks = c.facts.map(readsThroughLinks);
+  const stale = (deps: readonly string[]) => {
+    for (const d of deps) if (changed!.has(d)) return true;
+    return false;
+  };
+  const reuse = previous && changed ? previous : undefined;
 
-  // Which rows are shown, and which objects their values name.
-  const shown: RowDoc[] = [];
-  const hidden: boolean[] = [];
-  const refs = new Set<string>();
-  const labelRefs = new Set<string>();
+  // Which rows are shown and what they name: taken from the earlier answer where their inputs are the same.
+  const parts: RowPart[] = new Array(all.length);
+  const made: boolean[] = new Array(all.length);
+  const refCount = new Map(reuse?.refCount);
+  const labelCount = new Map(reuse?.labelCount);
+  // The objects and labels whose counts changed: the dictionary's keys moved if one of them came or went.
+  const touchedRefs = new Set<string>();
+  const touchedLabels = new Set<string>();
+  const count = (counts: Map<string, number>, touched: Set<string>, keys: readonly string[], by: number): void => {
+    for (const k of keys) {
+      const n = (counts.get(k) ?? 0) + by;
+      if (n === 0) counts.delete(k);
+      else counts.set(k, n);
+      touched.add(k);
+    }
+  };
+  const add = (part: RowPart, by: number) => {
+    if (!part.shown) return;
+    count(refCount, touchedRefs, part.refs, by);
+    count(labelCount, touchedLabels, part.labels, by);
+  };
+  const prevParts = reuse?.parts ?? [];
+  // Objects looked up since the last pause: a row made looks up each it names, a row taken looks up none.
+  let work = 0;
+  let p = 0;
   for (let i = 0; i < all.length; i++) {
     const row = all[i]!;
-    if (readable(row.id)) {
-      const hiddenLinks = row.linkedTo.some((t) => !readable(t));
-      shown.push(row);
-      hidden.push(hiddenLinks);
-      const values = row.values;
-      for (let k = 1; k < values.length; k++) {
-        const v = values[k];
-        if (hiddenLinks && throughLinks[k - 1]) continue;
-        const kind = kinds[k - 1];
-        if (kind === REF && typeof v === 'string') {
-          if (readable(v)) refs.add(v);
-        } else if (kind === REF_LIST && Array.isArray(v)) {
-          for (const r of v) if (readable(String(r))) refs.add(String(r));
-        } else if (kind === LABEL_LIST && Array.isArray(v)) for (const r of v) labelRefs.add(String(r));
-      }
+    // Rows of the earlier answer before this one's id are gone: what they named goes with them.
+    while (p < prevParts.length && prevParts[p]!.row.id < row.id) {
+      add(prevParts[p++]!, -1);
     }
-    if (i % SLICE_ROWS === SLICE_ROWS - 1) await pause();
+    const before = p < prevParts.length && prevParts[p]!.row.id === row.id ? prevParts[p++] : undefined;
+    if (before && before.row === row && !stale(before.deps)) {
+      parts[i] = before;
+      made[i] = false;
+    } else {
+      const part = rowPart(row);
+      if (before) add(before, -1);
+      add(part, 1);
+      parts[i] = part;
+      made[i] = true;
+      work += part.deps.length;
+    }
+    if (++work >= SLICE_ROWS) {
+      work = 0;
+      await pause();
+    }
+  }
+  for (; p < prevParts.length; p++) add(prevParts[p]!, -1);
+  const moved = (touched: Set<string>, before: ReadonlyMap<string, number>, now: ReadonlyMap<string, number>) => {
+    for (const k of touched) if (before.has(k) !== now.has(k)) return true;
+    return false;
+  };
+  const refsMoved = !reuse || moved(touchedRefs, reuse.refCount, refCount);
+  const labelsMoved = !reuse || moved(touchedLabels, reuse.labelCount, labelCount);
+  function rowPart(row: RowDoc): RowPart {
+    const deps = [row.id];
+    if (!readable(row.id)) return { row, shown: false, hidden: false, deps, refs: [], labels: [] };
+    const hiddenLinks = row.linkedTo.some((t) => !readable(t));
+    deps.push(...row.linkedTo);
+    const values = row.values;
+    if (typeof values[0] === 'string') deps.push(values[0]);
+    const refs: string[] = [];
+    const labels: string[] = [];
+    for (let k = 1; k < values.length; k++) {
+      const v = values[k];
+      if (hiddenLinks && throughLinks[k - 1]) continue;
+      const kind = kinds[k - 1];
+      if (kind === REF && typeof v === 'string') {
+        deps.push(v);
+        if (readable(v)) refs.push(v);
+      } else if (kind === REF_LIST && Array.isArray(v)) {
+        for (const x of v) {
+          const r = String(x);
+          deps.push(r);
+          if (readable(r)) refs.push(r);
+        }
+      } else if (kind === LABEL_LIST && Array.isArray(v)) for (const r of v) labels.push(String(r));
+    }
+    return { row, shown: true, hidden: hiddenLinks, deps, refs, labels };
   }
 
-  const objects = new Map<string, string>();
+  const sortedRefs = refsMoved ? await sortPaused([...refCount.keys()], byCodeUnits, pause) : reuse!.sortedRefs;
+  const sortedLabels = labelsMoved ? await sortPaused([...labelCount.keys()], byCodeUnits, pause) : reuse!.sortedLabels;
+  const objects = new Map<string, ObjectEntry>();
   let n = 0;
-  for (const ref of await sortPaused([...refs], byCodeUnits, pause)) {
-    const info = infos.get(ref);
-    if (!info) continue;
-    const parentShown = !!info.parent && readable(info.parent);
-    const kept = entries?.get(info);
-    if (kept && kept.ref === ref && kept.parentShown === parentShown) objects.set(ref, kept.json);
+  for (const ref of sortedRefs) {
+    const before = reuse?.objects.get(ref);
+    if (before && !changed!.has(ref) && !(before.parent !== undefined && changed!.has(before.parent))) objects.set(ref, before);
     else {
-      const text = entryJson(ref, info, parentShown);
-      entries?.set(info, { ref, parentShown, json: text });
-      objects.set(ref, text);
+      const info = infos.get(ref);
+      if (info) {
+        const parentShown = !!info.parent && readable(info.parent);
+        const kept = entries?.get(info);
+        let json: string;
+        if (kept && kept.ref === ref && kept.parentShown === parentShown) json = kept.json;
+        else {
+          json = entryJson(ref, info, parentShown);
+          entries?.set(info, { ref, parentShown, json });
+        }
+        objects.set(ref, { parent: info.parent ?? undefined, json });
+      }
     }
     if (++n % SLICE_ROWS === 0) await pause();
   }
-  for (const ref of await sortPaused([...labelRefs], byCodeUnits, pause)) {
+  const labelTitles = new Map<string, string>();
+  for (const ref of sortedLabels) {
     const label = schema.byRef(ref);
-    if (label) objects.set(ref, `${JSON.stringify(ref)}:${JSON.stringify({ title: label.name })}`);
+    if (label) labelTitles.set(ref, `${JSON.stringify(ref)}:${JSON.stringify({ title: label.name })}`);
   }
-  const known = (v: string) => readable(v) && objects.has(v);
-
-  /** Whether the ref values of `values` are shown as they were when `kept` was made. */
-  const sameShown = (values: readonly unknown[], hiddenLinks: boolean, kept: readonly boolean[]): boolean => {
-    let j = 0;
-    for (let k = 1; k < values.length; k++) {
-      if (hiddenLinks && throughLinks[k - 1]) continue;
-      const v = values[k];
-      const kind = kinds[k - 1];
-      if (kind === REF && typeof v === 'string') {
-        if (kept[j++] !== known(v)) return false;
-      } else if (kind === REF_LIST && Array.isArray(v)) for (const r of v) if (kept[j++] !== known(String(r))) return false;
-    }
-    return j === kept.length;
-  };
+  const known = (v: string) => readable(v) && (objects.has(v) || labelTitles.has(v));
 
   const rowJson = (doc: RowDoc, hiddenLinks: boolean): string => {
     const values = doc.values;
@@ -192,21 +296,59 @@ export const collectionMembers = async ({ collection: c, schema, rows: all, info
     return json;
   };
 
+  /** Whether the ref values of `values` are shown as they were when `kept` was made. */
+  const sameShown = (values: readonly unknown[], hiddenLinks: boolean, kept: readonly boolean[]): boolean => {
+    let j = 0;
+    for (let k = 1; k < values.length; k++) {
+      if (hiddenLinks && throughLinks[k - 1]) continue;
+      const v = values[k];
+      const kind = kinds[k - 1];
+      if (kind === REF && typeof v === 'string') {
+        if (kept[j++] !== known(v)) return false;
+      } else if (kind === REF_LIST && Array.isArray(v)) for (const r of v) if (kept[j++] !== known(String(r))) return false;
+    }
+    return j === kept.length;
+  };
+
   const out = new SliceWriter();
   out.write(`"columns":${JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)])},"rows":[`);
-  for (let i = 0; i < shown.length; i++) {
-    const json = rowJson(shown[i]!, hidden[i]!);
-    out.write(i === 0 ? json : `,${json}`);
-    if (i % SLICE_ROWS === SLICE_ROWS - 1) await pause();
+  let first = true;
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!;
+    // A label named by a ref value (a ref with no description) decides whether it is shown: if the
+    // labels named moved, every row text is checked again.
+    if (part.shown && (made[i] || labelsMoved)) {
+      parts[i] = { ...part, json: rowJson(part.row, part.hidden) };
+      work += part.deps.length;
+    }
+    const json = parts[i]!.json;
+    if (json !== undefined) {
+      out.write(first ? json : `,${json}`);
+      first = false;
+    }
+    if (++work >= SLICE_ROWS) {
+      work = 0;
+      await pause();
+    }
   }
   out.write('],"objects":{');
+  // In Haplo's order: the objects, then the labels (a label that is also a described object keeps the object's place).
   n = 0;
-  for (const entry of objects.values()) {
-    out.write(n === 0 ? entry : `,${entry}`);
+  for (const ref of sortedRefs) {
+    const entry = objects.get(ref);
+    if (entry) {
+      const json = labelTitles.get(ref) ?? entry.json;
+      out.write(n === 0 ? json : `,${json}`);
+      if (++n % SLICE_ROWS === 0) await pause();
+    }
+  }
+  for (const [ref, json] of labelTitles) {
+    if (objects.has(ref)) continue;
+    out.write(n === 0 ? json : `,${json}`);
     if (++n % SLICE_ROWS === 0) await pause();
   }
   out.write('}');
-  return out.end();
+  return { slices: out.end(), state: { parts, refCount, labelCount, sortedRefs, sortedLabels, objects } };
 };
 
 /** Characters of JSON text encoded into one slice of bytes (a slice is encoded and copied at once). */

@@ -52,7 +52,20 @@ export class LiveInfos {
    * read it after the rows: labels are then never older than the facts they guard.
    */
   summaries(collection: string, ids: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>> {
+    return this.summariesAt(collection, ids, pause).then((s) => s.infos);
+  }
+
+  /**
+   * `summaries`, with the checkpoint they are at least as new as while they are kept (undefined when
+   * they are not: read for this call only). The same map is returned until it is read afresh.
+   */
+  summariesAt(collection: string, ids: readonly string[], pause: Pause): Promise<{ readonly infos: ReadonlyMap<string, InfoSummary>; readonly position: number | undefined }> {
     return this.refreshes.run(collection, () => this.refresh(collection, ids, pause));
+  }
+
+  /** The objects whose events lie in (after, upTo] (ChangedObjects.since). */
+  changedSince(after: number, upTo: number): Promise<ReadonlySet<string> | undefined> {
+    return this.changes.since(after, upTo);
   }
 
   /** Bytes of the summaries kept, over every collection. */
@@ -62,10 +75,10 @@ export class LiveInfos {
     return n;
   }
 
-  private async refresh(collection: string, ids: readonly string[], pause: Pause): Promise<ReadonlyMap<string, InfoSummary>> {
+  private async refresh(collection: string, ids: readonly string[], pause: Pause): Promise<{ infos: ReadonlyMap<string, InfoSummary>; position: number | undefined }> {
     const objects = collectionNames(collection).objects;
     const checkpoint = await this.reads.getCheckpoint(projectionName(collection));
-    if (!checkpoint) return this.read(objects, ids, pause, new Map());
+    if (!checkpoint) return { infos: await this.read(objects, ids, pause, new Map()), position: undefined };
     const generation = checkpoint.generation ?? 0;
     let mirror = this.mirrors.get(collection);
     if (mirror && (mirror.generation !== generation || mirror.position > checkpoint.position)) mirror = undefined;
@@ -85,9 +98,12 @@ export class LiveInfos {
     mirror.position = checkpoint.position;
     const missing = ids.filter((id) => !mirror!.infos.has(id));
     await this.read(objects, missing, pause, mirror);
-    if (mirror.bytes <= this.maxBytes) this.mirrors.set(collection, mirror);
-    else this.mirrors.delete(collection);
-    return mirror.infos;
+    if (mirror.bytes <= this.maxBytes) {
+      this.mirrors.set(collection, mirror);
+      return { infos: mirror.infos, position: mirror.position };
+    }
+    this.mirrors.delete(collection);
+    return { infos: mirror.infos, position: undefined };
   }
 
   private forget(mirror: Mirror, id: string): void {

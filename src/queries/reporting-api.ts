@@ -13,7 +13,8 @@ import type { AnswerCache, Slices } from './answer-cache.ts';
 import type { ReplayLimiter } from './replay-limit.ts';
 import type { InfoSummary, LiveInfos } from './live-infos.ts';
 import { byId, type LiveRows } from './live-rows.ts';
-import { collectionMembers, mentionedRefs, type Lookup } from './collection-members.ts';
+import { collectionMembers, membersKept, mentionedRefs, type Lookup, type MembersState } from './collection-members.ts';
+import type { LiveMembers } from './live-members.ts';
 import { describeObject, type ObjectInfo } from '../projections/reporting/object-info.ts';
 import { eachDoc, LazyDocMap } from '../projections/reporting/lazy-docs.ts';
 import { sortPaused } from './paused-sort.ts';
@@ -43,6 +44,8 @@ export interface ReportingDeps {
   readonly liveInfos: LiveInfos;
   /** The rows of live answers, kept between versions. */
   readonly liveRows: LiveRows;
+  /** What the last live answer per collection and access was made of, kept between versions. */
+  readonly liveMembers?: LiveMembers;
 }
 
 export class UnknownCollectionError extends Error {
@@ -131,10 +134,28 @@ interface RowSource {
   infos(refs: readonly string[], pause: Pause): Promise<Lookup<InfoSummary>>;
 }
 
-const liveSource = (deps: ReportingDeps, name: string): RowSource => ({
-  rows: (pause) => deps.liveRows.rows(name, pause),
-  infos: (refs, pause) => deps.liveInfos.summaries(name, refs, pause),
-});
+/**
+ * A live answer: from the state of the last one for the same access where one is kept, so that
+ * after a write only the rows and objects it touched are made again (membersKept). The rows not in
+ * that state name objects the kept summaries may not hold yet: only theirs are looked for.
+ */
+const liveAnswer = async (deps: ReportingDeps, c: CollectionDef, access: ReadAccess, pause: Pause): Promise<Slices> => {
+  const key = `${c.name}\u0000${accessKey(access)}`;
+  const rows = await deps.liveRows.rows(c.name, pause);
+  const kept = deps.liveMembers?.get(key);
+  const parts = kept?.state.parts;
+  const fresh = parts ? rows.filter((r, i) => parts[i]?.row !== r) : rows;
+  let { infos, position } = await deps.liveInfos.summariesAt(c.name, [...(await mentionedRefs(c, fresh, pause))], pause);
+  let previous: { previous: MembersState; changed: ReadonlySet<string> } | undefined;
+  if (kept && infos === kept.infos && position !== undefined && kept.position <= position) {
+    const changed = position === kept.position ? new Set<string>() : await deps.liveInfos.changedSince(kept.position, position);
+    if (changed) previous = { previous: kept.state, changed };
+  }
+  if (kept && !previous) ({ infos, position } = await deps.liveInfos.summariesAt(c.name, [...(await mentionedRefs(c, rows, pause))], pause));
+  const made = await membersKept({ collection: c, schema: deps.schema, rows, infos, current: infos, access, pause, entries: deps.liveInfos.entries, rowTexts: deps.liveRows.texts, ...previous });
+  if (position !== undefined) deps.liveMembers?.put(key, { state: made.state, infos, position });
+  return made.slices;
+};
 
 const memorySource = (docs: MemoryDocs, name: string): RowSource => {
   const names = collectionNames(name);
@@ -168,15 +189,15 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
  * principal may not read (or that is gone) is null, so every ref left in `rows` is a key of
  * `objects`; a fact read through links from an object the principal may not read is null too.
  */
-const answer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, live: boolean, access: ReadAccess, pause: Pause): Promise<Slices> => {
+const pastAnswer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, access: ReadAccess, pause: Pause): Promise<Slices> => {
   const all = await source.rows(pause);
   const mentioned = await mentionedRefs(c, all, pause);
   // Now: what the rows name, with their labels now, in one read. At a past instant: labels now,
   // descriptions (titles, parents) as they were then.
   const ids = [...mentioned];
   const infos = await source.infos(ids, pause);
-  const current = live || access.all ? infos : await deps.liveInfos.summaries(c.name, ids, pause);
-  return collectionMembers({ collection: c, schema: deps.schema, rows: all, infos, current, access, pause, ...(live ? { entries: deps.liveInfos.entries, rowTexts: deps.liveRows.texts } : {}) });
+  const current = access.all ? infos : await deps.liveInfos.summaries(c.name, ids, pause);
+  return collectionMembers({ collection: c, schema: deps.schema, rows: all, infos, current, access, pause });
 };
 
 /**
@@ -220,8 +241,8 @@ export const collectionAnswer = async (deps: ReportingDeps, name: string, at: Da
   const past = at && at.getTime() < now ? at : undefined;
   const compute = async () => {
     const pause = slicer();
-    if (!past) return answer(deps, c, liveSource(deps, name), true, access, pause);
-    const replay = async () => answer(deps, c, memorySource(await replayCollectionAt(deps, name, past, pause), name), false, access, pause);
+    if (!past) return liveAnswer(deps, c, access, pause);
+    const replay = async () => pastAnswer(deps, c, memorySource(await replayCollectionAt(deps, name, past, pause), name), access, pause);
     return deps.replays ? deps.replays.run(replay) : replay();
   };
   // Now and at a past instant alike, the answer is the projection's at one version: a past answer

@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import type { CollectionDef } from '../../src/domain/reporting/collection.ts';
 import type { Schema } from '../../src/domain/schema.ts';
 import type { RowDoc } from '../../src/projections/read-models.ts';
-import { collectionMembers, mentionedRefs, SLICE_ROWS, type RowTextMemo } from '../../src/queries/collection-members.ts';
+import { collectionMembers, membersKept, mentionedRefs, SLICE_ROWS, type MembersState, type RowTextMemo } from '../../src/queries/collection-members.ts';
 import type { InfoSummary } from '../../src/queries/live-infos.ts';
 
 const collection = {
@@ -217,6 +217,123 @@ test('only the rows whose inputs changed are made again', async () => {
   const answer = await make(w, open, memo);
   assert.is(made, 1, 'one title changed: one row made again');
   assert.ok(answer.includes(`["${id}","Renamed"`));
+});
+
+/**
+ * An answer made from the state of the one before it (membersKept's `previous` and `changed`) is the
+ * answer made from nothing, whatever changed between them: titles, labels, parents, rows replaced,
+ * added and removed, label lists; and after a small change it looks up only what that change touches.
+ */
+const withLabels = {
+  ...linked,
+  facts: [...linked.facts, { name: 'tags', type: 'labelList', description: '', source: { attribute: 'phd:attribute:tags' } }],
+} as unknown as CollectionDef;
+const labelSchema = { byRef: (ref: string) => (ref.startsWith('L') ? { name: `Label ${ref}` } : undefined) } as unknown as Schema;
+
+const evolving = (seed: number) => {
+  const next = ((x: number) => () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31))(seed);
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
+  const label = () => (next() < 0.7 ? 'open' : 'secret');
+  const infos = new Map<string, InfoSummary>();
+  const person = (i: number) => `p${String(i).padStart(3, '0')}`;
+  const dept = (i: number) => `d${i}`;
+  for (let i = 0; i < 5; i++) infos.set(dept(i), { title: `Dept ${i}`, labels: [label()] } as unknown as InfoSummary);
+  for (let i = 0; i < 40; i++) infos.set(person(i), { title: `Person ${i}`, parent: dept(i % 5), labels: [label()] } as unknown as InfoSummary);
+  const rows = new Map<string, RowDoc>();
+  let made = 0;
+  const addRow = () => {
+    const i = made++;
+    const id = `r${String(Math.floor(next() * 10_000)).padStart(5, '0')}`;
+    const d = dept(i % 5);
+    // Some ref values name labels (L…: no description, a title from the schema) or nothing known (p999).
+    rows.set(id, { id, values: [id, `Project ${i}`, next() < 0.1 ? 'L1' : person(i % 40), [person((i + 1) % 40), next() < 0.2 ? 'L2' : person((i + 7) % 40), 'p999'], `Dept ${i % 5}`, i === 3 ? ['L1'] : next() < 0.05 ? [`L${2 + (i % 2)}`] : []], labels: [label()], linkedTo: [d] });
+    infos.set(id, { title: `Project ${i}`, labels: [label()] } as unknown as InfoSummary);
+  };
+  for (let i = 0; i < 150; i++) addRow();
+  /** Changes a few things; returns the objects whose descriptions changed. */
+  const change = (): Set<string> => {
+    const changed = new Set<string>();
+    for (let k = 0; k < 1 + Math.floor(next() * 6); k++) {
+      const id = pick([...infos.keys()]);
+      const old = infos.get(id)!;
+      const r = next();
+      if (r < 0.05) infos.delete(id);
+      else infos.set(id, { ...old, ...(r < 0.4 ? { title: `${old.title}'` } : r < 0.8 ? { labels: [label()] } : { parent: dept(Math.floor(next() * 6)) }) } as InfoSummary);
+      changed.add(id);
+    }
+    // The label L1 comes and goes from the label lists (ref values naming it are shown only while it is there).
+    if (next() < 0.3) {
+      const listing = [...rows.values()].filter((r) => (r.values[5] as string[]).includes('L1'));
+      const to = listing.length > 0 ? listing : [pick([...rows.values()])];
+      for (const r of to) rows.set(r.id, { ...r, values: [...r.values.slice(0, 5), listing.length > 0 ? [] : ['L1']] });
+    }
+    for (let k = 0; k < Math.floor(next() * 4); k++) {
+      const r = next();
+      if (r < 0.3) addRow();
+      else if (r < 0.5 && rows.size > 1) rows.delete(pick([...rows.keys()]));
+      else {
+        const id = pick([...rows.keys()]);
+        const old = rows.get(id)!;
+        rows.set(id, { ...old, values: [id, `${old.values[1]}!`, person(Math.floor(next() * 40)), old.values[3], old.values[4], next() < 0.5 ? [] : old.values[5]] });
+      }
+    }
+    return changed;
+  };
+  const ordered = () => [...rows.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { infos, ordered, change };
+};
+
+const members = async (w: ReturnType<typeof evolving>, access: { all: boolean; labels: Set<string> }, kept?: { previous: MembersState; changed: Set<string> }, rowTexts?: RowTextMemo) =>
+  membersKept({
+    collection: withLabels,
+    schema: labelSchema,
+    rows: w.ordered(),
+    infos: w.infos,
+    current: w.infos,
+    access,
+    pause: async () => undefined,
+    ...(rowTexts ? { rowTexts } : {}),
+    ...(kept ?? {}),
+  });
+
+test('made from the previous answer: the same answer as made from nothing, after every change and for every access', async () => {
+  const open = { all: false, labels: new Set(['open']) };
+  const both = { all: false, labels: new Set(['open', 'secret']) };
+  const all = { all: true, labels: new Set<string>() };
+  for (const seed of [11, 12, 13, 14, 15, 16, 17, 18]) {
+    const w = evolving(seed);
+    const memo: RowTextMemo = new WeakMap();
+    const states = new Map<object, MembersState>();
+    for (let round = 0; round < 25; round++) {
+      const changed = round === 0 ? new Set<string>() : w.change();
+      for (const access of [open, both, all]) {
+        const previous = states.get(access);
+        const kept = await members(w, access, previous ? { previous, changed } : undefined, memo);
+        const fresh = await members(w, access);
+        assert.is(Buffer.concat(kept.slices).toString(), Buffer.concat(fresh.slices).toString(), `seed ${seed}, round ${round}`);
+        states.set(access, kept.state);
+      }
+    }
+  }
+});
+
+test('after one object changes, an answer made from the previous one looks up only what that object touches', async () => {
+  const c = counting(20_000, 15_000);
+  const input = { collection, schema: { byRef: () => undefined } as unknown as Schema, rows: c.rows, infos: c.lookup, current: c.lookup, access: { all: false, labels: new Set(['l']) }, pause: c.pause };
+  let lookups = 0;
+  const lookup = { get: (ref: string) => (lookups++, c.lookup.get(ref)) };
+  const first = await membersKept({ ...input, infos: lookup, current: lookup });
+  assert.ok(lookups > 20_000, `${lookups} lookups for the first answer`);
+  const person = 'p00000042';
+  c.lookup.set(person, { title: 'Renamed', labels: ['l'] } as unknown as InfoSummary);
+  lookups = 0;
+  const second = await membersKept({ ...input, infos: lookup, current: lookup, previous: first.state, changed: new Set([person]) });
+  // Two rows name p00000042 (rows 42 and 15,042), each through a link and a ref value.
+  assert.ok(lookups <= 20, `${lookups} lookups after one change`);
+  const parsed = JSON.parse(`{${Buffer.concat(second.slices).toString()}}`) as { rows: unknown[][]; objects: Record<string, { title: string }> };
+  assert.is(parsed.rows.length, 20_000);
+  assert.equal(parsed.objects[person], { title: 'Renamed' });
+  assert.is(Buffer.concat(second.slices).toString(), Buffer.concat(await collectionMembers(input)).toString());
 });
 
 test.run();
