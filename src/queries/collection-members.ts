@@ -102,7 +102,8 @@ interface ObjectEntry {
  * takes from it every row and object whose inputs are the same (MembersInput.previous).
  */
 export interface MembersState {
-  /** One per row, in id order. */
+  /** The rows the answer was made of, in id order, and one part per row. */
+  readonly rows: readonly RowDoc[];
   readonly parts: readonly RowPart[];
   /** How many shown rows put each object (or label) in the dictionary. */
   readonly refCount: ReadonlyMap<string, number>;
@@ -111,6 +112,8 @@ export interface MembersState {
   readonly sortedLabels: readonly string[];
   /** The dictionary's entry of each object of sortedRefs that has a description. */
   readonly objects: ReadonlyMap<string, ObjectEntry>;
+  /** Heap bytes of all this, roughly (what a cache of states weighs it by). */
+  readonly bytes: number;
 }
 
 export interface KeptMembersInput extends MembersInput {
@@ -148,6 +151,7 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
   const kinds = c.facts.map(kindOf);
   const throughLinks = c.facts.map(readsThroughLinks);
   const stale = (deps: readonly string[]) => {
+    if (changed!.size === 0) return false;
     for (const d of deps) if (changed!.has(d)) return true;
     return false;
   };
@@ -175,18 +179,21 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
     count(labelCount, touchedLabels, part.labels, by);
   };
   const prevParts = reuse?.parts ?? [];
+  const prevRows = reuse?.rows ?? [];
   // Objects looked up since the last pause: a row made looks up each it names, a row taken looks up none.
   let work = 0;
   let p = 0;
   for (let i = 0; i < all.length; i++) {
     const row = all[i]!;
-    // Rows of the earlier answer before this one's id are gone: what they named goes with them.
-    while (p < prevParts.length && prevParts[p]!.row.id < row.id) {
-      add(prevParts[p++]!, -1);
+    // The same row document as the earlier answer's at its place (most rows): no ids compared.
+    const same = prevRows[p] === row;
+    if (!same) {
+      // Rows of the earlier answer before this one's id are gone: what they named goes with them.
+      while (p < prevRows.length && prevRows[p]!.id < row.id) add(prevParts[p++]!, -1);
     }
-    const before = p < prevParts.length && prevParts[p]!.row.id === row.id ? prevParts[p++] : undefined;
-    if (before && before.row === row && !stale(before.deps)) {
-      parts[i] = before;
+    const before = same || (p < prevRows.length && prevRows[p]!.id === row.id) ? prevParts[p++] : undefined;
+    if (same && !stale(before!.deps)) {
+      parts[i] = before!;
       made[i] = false;
     } else {
       const part = rowPart(row);
@@ -313,6 +320,7 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
   const out = new SliceWriter();
   out.write(`"columns":${JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)])},"rows":[`);
   let first = true;
+  let bytes = 80 * (refCount.size + labelCount.size);
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
     // A label named by a ref value (a ref with no description) decides whether it is shown: if the
@@ -322,9 +330,11 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
       work += part.deps.length;
     }
     const json = parts[i]!.json;
+    bytes += 200 + 16 * part.deps.length;
     if (json !== undefined) {
       out.write(first ? json : `,${json}`);
       first = false;
+      bytes += json.length;
     }
     if (++work >= SLICE_ROWS) {
       work = 0;
@@ -338,6 +348,7 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
     const entry = objects.get(ref);
     if (entry) {
       const json = labelTitles.get(ref) ?? entry.json;
+      bytes += 100 + json.length;
       out.write(n === 0 ? json : `,${json}`);
       if (++n % SLICE_ROWS === 0) await pause();
     }
@@ -348,7 +359,7 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
     if (++n % SLICE_ROWS === 0) await pause();
   }
   out.write('}');
-  return { slices: out.end(), state: { parts, refCount, labelCount, sortedRefs, sortedLabels, objects } };
+  return { slices: out.end(), state: { rows: all, parts, refCount, labelCount, sortedRefs, sortedLabels, objects, bytes } };
 };
 
 /** Characters of JSON text encoded into one slice of bytes (a slice is encoded and copied at once). */

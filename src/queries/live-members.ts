@@ -11,16 +11,6 @@ export interface KeptMembers {
   readonly position: number;
 }
 
-// Heap bytes of a kept state, roughly: each row's part and its JSON text (which the row texts of
-// LiveRows share, but which a state keeps alive after LiveRows lets its rows go), and each object's
-// entry and count.
-const weigh = (s: MembersState): number => {
-  let n = 0;
-  for (const p of s.parts) n += 200 + 16 * p.deps.length + (p.json?.length ?? 0);
-  for (const e of s.objects.values()) n += 100 + e.json.length;
-  return n + 80 * (s.refCount.size + s.labelCount.size);
-};
-
 /**
  * The state of the last live collection-data answer per collection and access (MembersState), so
  * that the next answer after a write makes again only what the write touched. Bounded in bytes;
@@ -40,7 +30,7 @@ export class LiveMembers {
   put(key: string, value: KeptMembers): void {
     const now = this.kept.get(key);
     if (now && now.infos === value.infos && now.position > value.position) return;
-    this.kept.put(key, value, weigh(value.state));
+    this.kept.put(key, value, value.state.bytes);
   }
 
   get bytes(): number {

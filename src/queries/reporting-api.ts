@@ -143,8 +143,8 @@ const liveAnswer = async (deps: ReportingDeps, c: CollectionDef, access: ReadAcc
   const key = `${c.name}\u0000${accessKey(access)}`;
   const rows = await deps.liveRows.rows(c.name, pause);
   const kept = deps.liveMembers?.get(key);
-  const parts = kept?.state.parts;
-  const fresh = parts ? rows.filter((r, i) => parts[i]?.row !== r) : rows;
+  const before = kept?.state.rows;
+  const fresh = before ? rows.filter((r, i) => before[i] !== r) : rows;
   let { infos, position } = await deps.liveInfos.summariesAt(c.name, [...(await mentionedRefs(c, fresh, pause))], pause);
   let previous: { previous: MembersState; changed: ReadonlySet<string> } | undefined;
   if (kept && infos === kept.infos && position !== undefined && kept.position <= position) {
