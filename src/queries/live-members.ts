@@ -19,7 +19,7 @@ export interface KeptMembers {
 export class LiveMembers {
   private readonly kept: BytesBounded<string, KeptMembers>;
 
-  constructor(readonly maxBytes: number) {
+  constructor(maxBytes: number) {
     this.kept = new BytesBounded(maxBytes, maxBytes / 2);
   }
 
@@ -31,9 +31,5 @@ export class LiveMembers {
     const now = this.kept.get(key);
     if (now && now.infos === value.infos && now.position > value.position) return;
     this.kept.put(key, value, value.state.bytes);
-  }
-
-  get bytes(): number {
-    return this.kept.bytes;
   }
 }

@@ -178,7 +178,7 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
 };
 
 /**
- * Rows the principal may read, with the `objects` dictionary of every ref used as a fact value, as
+ * Rows of a past instant the principal may read, with the `objects` dictionary of every ref used as a fact value, as
  * the JSON members `"columns":…,"rows":…,"objects":…` (the answer without its braces and its name,
  * status and time, which change without the rows changing).
  *
@@ -192,8 +192,7 @@ const memorySource = (docs: MemoryDocs, name: string): RowSource => {
 const pastAnswer = async (deps: ReportingDeps, c: CollectionDef, source: RowSource, access: ReadAccess, pause: Pause): Promise<Slices> => {
   const all = await source.rows(pause);
   const mentioned = await mentionedRefs(c, all, pause);
-  // Now: what the rows name, with their labels now, in one read. At a past instant: labels now,
-  // descriptions (titles, parents) as they were then.
+  // Labels now, descriptions (titles, parents) as they were then.
   const ids = [...mentioned];
   const infos = await source.infos(ids, pause);
   const current = access.all ? infos : await deps.liveInfos.summaries(c.name, ids, pause);
