@@ -21,7 +21,6 @@ import {
   splitDoc,
 } from '../read-store.ts';
 import { openSqliteFile } from '../../drivers/sqlite.ts';
-import { checkpointInBackground, type BackgroundCheckpoints } from '../../drivers/sqlite-checkpoints.ts';
 import { migrateCheckpoints, parseMark, SqliteSwitchMarks } from './sqlite-switch.ts';
 import { SqliteLeases } from './sqlite-leases.ts';
 import { packBytes, unpackDoc } from './sqlite-bytes.ts';
@@ -70,12 +69,7 @@ export class SqliteReadStore implements ReadStore {
   /** Owner of the switches this store begins. */
   private readonly owner = randomUUID();
 
-  constructor(
-    private readonly db: Database.Database,
-    options: SqliteReadStoreOptions = {},
-    /** The file's checkpoints, when a thread of their own runs them (openSqliteReadStore). */
-    private readonly checkpoints?: BackgroundCheckpoints,
-  ) {
+  constructor(private readonly db: Database.Database, options: SqliteReadStoreOptions = {}) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, indexes TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS _checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL, updated_at INTEGER NOT NULL);
@@ -410,7 +404,6 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async close(): Promise<void> {
-    await this.checkpoints?.close();
     this.db.close();
   }
 
@@ -477,6 +470,5 @@ export const openSqliteReadStore = (file: string, options: SqliteReadStoreOption
   // thrashes once they outgrow it, and catch-up and rebuilds slow down several times over.
   db.pragma(`cache_size = -${Math.max(1024, Math.round((options.pageCacheBytes ?? 256 * 2 ** 20) / 1024))}`);
   if (options.busyTimeoutMs !== undefined) db.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs)}`);
-  // Written on the service's main thread: a commit that checkpoints would hold every request up.
-  return new SqliteReadStore(db, options, db.memory ? undefined : checkpointInBackground(db, file));
+  return new SqliteReadStore(db, options);
 };
