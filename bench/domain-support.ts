@@ -137,7 +137,10 @@ export interface HttpReply {
  * One HTTP request to a server over its own keep-alive agent (so a stopped server's pooled
  * connections are never reused for a new server that got the same port).
  */
-export const httpRequest = (server: ServerProcess, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<HttpReply> =>
+/** Where a request goes: a server process, or its URL and an agent of the caller's (a client in another process). */
+export type HttpTarget = Pick<ServerProcess, 'url' | 'agent'>;
+
+export const httpRequest = (server: HttpTarget, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<HttpReply> =>
   new Promise((resolve, reject) => {
     const started = performance.now();
     const req = request(
@@ -231,7 +234,7 @@ export const latencySummary = (samples: readonly number[]) => {
 };
 
 /** A GET timed to the last byte of the body. */
-export const timedGet = (server: ServerProcess, path: string, headers: Record<string, string>): Promise<HttpReply> => httpRequest(server, 'GET', path, headers);
+export const timedGet = (server: HttpTarget, path: string, headers: Record<string, string>): Promise<HttpReply> => httpRequest(server, 'GET', path, headers);
 
 // ---------------------------------------------------------------------------------------------
 // Load generation (autocannon)

@@ -7,8 +7,8 @@
  *
  * Argument: JSON `{ url, authorization, refs, ms }`.
  */
-import { Agent, request } from 'node:http';
-import { latencySummary } from './domain-support.ts';
+import { Agent } from 'node:http';
+import { latencySummary, timedGet } from './domain-support.ts';
 
 interface ProbeInput {
   readonly url: string;
@@ -18,28 +18,16 @@ interface ProbeInput {
 }
 
 const input = JSON.parse(process.argv[2] ?? '{}') as ProbeInput;
-const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-
-const get = (path: string): Promise<{ status: number; ms: number; text: string }> =>
-  new Promise((resolve, reject) => {
-    const started = performance.now();
-    const req = request(`${input.url}${path}`, { agent, headers: { Authorization: input.authorization } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - started, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
+const target = { url: input.url, agent: new Agent({ keepAlive: true, maxSockets: 1 }) };
+const headers = { Authorization: input.authorization };
 
 const samples: number[] = [];
 const failures: string[] = [];
 const started = performance.now();
 for (let n = 0; performance.now() - started < input.ms; n++) {
-  const r = await get(`/api/v0-object/ref/${input.refs[n % input.refs.length]}?sources=NONE`);
+  const r = await timedGet(target, `/api/v0-object/ref/${input.refs[n % input.refs.length]}?sources=NONE`, headers);
   if (r.status === 200) samples.push(r.ms);
   else if (failures.length < 5) failures.push(`object GET ${r.status} ${r.text.slice(0, 200)}`);
 }
-agent.destroy();
+target.agent.destroy();
 process.stdout.write(`${JSON.stringify({ latency: latencySummary(samples), failures })}\n`);

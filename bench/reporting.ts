@@ -121,7 +121,7 @@ const fileMb = (path: string) => {
 };
 
 const MIXED_WRITE_EVERY_MS = 100;
-/** The mixed round lasts at least this long, so that its object GET p99 rests on hundreds of samples, not a few dozen. */
+/** How long object GETs are timed under the mixed load, so that their p99 rests on thousands of samples, not a few dozen. */
 const MIXED_MIN_MS = 10_000;
 /** How long object GETs are timed alone, before the load. */
 const MIXED_ALONE_MS = 3_000;
