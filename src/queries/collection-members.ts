@@ -5,6 +5,7 @@ import type { RowDoc } from '../projections/read-models.ts';
 import type { InfoSummary } from './live-infos.ts';
 import type { Slices } from './answer-cache.ts';
 import { byCodeUnits, sortPaused } from './paused-sort.ts';
+import { Counts, cutsBefore, joinRuns, runEnd, RunText } from './answer-runs.ts';
 import type { Pause } from '../projections/projector.ts';
 
 /** `"<ref>":{…}` of an object in the `objects` dictionary, kept per summary object (summaries are replaced, never changed). */
@@ -91,27 +92,51 @@ interface RowPart {
   readonly json?: string;
 }
 
+/** A run of an answer's rows (its parts from `start`) and their text, kept with its state. */
+interface RowRun {
+  readonly start: number;
+  readonly length: number;
+  readonly slices: readonly Buffer[];
+  /** Heap bytes of the run's parts and text, roughly. */
+  readonly bytes: number;
+}
+
 /** An entry of the `objects` dictionary, with the parent whose labels decided whether it names it. */
 interface ObjectEntry {
   readonly parent: string | undefined;
   readonly json: string;
 }
 
+/** A run of the `objects` dictionary (its sortedRefs from `start`) and its text. */
+interface ObjectRun {
+  readonly start: number;
+  readonly length: number;
+  readonly slices: readonly Buffer[];
+  /** The entry of each of its objects that has a description. */
+  readonly entries: readonly (ObjectEntry | undefined)[];
+  /** The parents of the run's objects: their labels decide whether an entry names its parent. */
+  readonly parents: ReadonlySet<string>;
+  readonly bytes: number;
+}
+
 /**
  * Everything an answer was made of, for one caller's access: the next answer for the same access
- * takes from it every row and object whose inputs are the same (MembersInput.previous).
+ * takes from it every row and object whose inputs are the same (MembersInput.previous), and the
+ * bytes of every run of them that holds nothing else.
  */
 export interface MembersState {
   /** The rows the answer was made of, in id order, and one part per row. */
   readonly rows: readonly RowDoc[];
   readonly parts: readonly RowPart[];
+  /** 1 where a row's id starts a run (cutsBefore), kept so that rows taken again are not hashed again. */
+  readonly cuts: Uint8Array;
+  readonly rowRuns: readonly RowRun[];
   /** How many shown rows put each object (or label) in the dictionary. */
-  readonly refCount: ReadonlyMap<string, number>;
-  readonly labelCount: ReadonlyMap<string, number>;
+  readonly refCount: Counts;
+  readonly labelCount: Counts;
   readonly sortedRefs: readonly string[];
   readonly sortedLabels: readonly string[];
-  /** The dictionary's entry of each object of sortedRefs that has a description. */
-  readonly objects: ReadonlyMap<string, ObjectEntry>;
+  readonly objectRuns: readonly ObjectRun[];
   /** Heap bytes of all this, roughly (what a cache of states weighs it by). */
   readonly bytes: number;
 }
@@ -140,7 +165,9 @@ export const collectionMembers = async (input: MembersInput): Promise<Slices> =>
  * only if it is another row document (LiveRows replaces a row it reads again) or an object it was
  * made from is in `changed`; an object's entry only if it or its parent is. After a write, an answer
  * over 10,000 rows then looks up a handful of objects instead of every object every row names
- * (tens of thousands of lookups in maps of tens of thousands of entries: most of an answer's time).
+ * (tens of thousands of lookups in maps of tens of thousands of entries), and of its text makes
+ * again only the runs (answer-runs.ts) holding what changed: the other runs' bytes are the earlier
+ * answer's, neither written nor encoded again.
  */
 export const membersKept = async ({ collection: c, schema, rows: all, infos, current, access, pause, entries, rowTexts, previous, changed }: KeptMembersInput): Promise<{ slices: Slices; state: MembersState }> => {
   const readable = (ref: string): boolean => {
@@ -160,16 +187,15 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
   // Which rows are shown and what they name: taken from the earlier answer where their inputs are the same.
   const parts: RowPart[] = new Array(all.length);
   const made: boolean[] = new Array(all.length);
-  const refCount = new Map(reuse?.refCount);
-  const labelCount = new Map(reuse?.labelCount);
+  const cuts = new Uint8Array(all.length);
+  const refCount = Counts.from(reuse?.refCount);
+  const labelCount = Counts.from(reuse?.labelCount);
   // The objects and labels whose counts changed: the dictionary's keys moved if one of them came or went.
   const touchedRefs = new Set<string>();
   const touchedLabels = new Set<string>();
-  const count = (counts: Map<string, number>, touched: Set<string>, keys: readonly string[], by: number): void => {
+  const count = (counts: Counts, touched: Set<string>, keys: readonly string[], by: number): void => {
     for (const k of keys) {
-      const n = (counts.get(k) ?? 0) + by;
-      if (n === 0) counts.delete(k);
-      else counts.set(k, n);
+      counts.add(k, by);
       touched.add(k);
     }
   };
@@ -187,7 +213,9 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
     const row = all[i]!;
     // The same row document as the earlier answer's at its place (most rows): no ids compared.
     const same = prevRows[p] === row;
-    if (!same) {
+    if (same) cuts[i] = reuse!.cuts[p]!;
+    else {
+      cuts[i] = cutsBefore(row.id) ? 1 : 0;
       // Rows of the earlier answer before this one's id are gone: what they named goes with them.
       while (p < prevRows.length && prevRows[p]!.id < row.id) add(prevParts[p++]!, -1);
     }
@@ -209,7 +237,7 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
     }
   }
   for (; p < prevParts.length; p++) add(prevParts[p]!, -1);
-  const moved = (touched: Set<string>, before: ReadonlyMap<string, number>, now: ReadonlyMap<string, number>) => {
+  const moved = (touched: Set<string>, before: Counts, now: Counts) => {
     for (const k of touched) if (before.has(k) !== now.has(k)) return true;
     return false;
   };
@@ -242,35 +270,83 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
     return { row, shown: true, hidden: hiddenLinks, deps, refs, labels };
   }
 
-  const sortedRefs = refsMoved ? await sortPaused([...refCount.keys()], byCodeUnits, pause) : reuse!.sortedRefs;
-  const sortedLabels = labelsMoved ? await sortPaused([...labelCount.keys()], byCodeUnits, pause) : reuse!.sortedLabels;
-  const objects = new Map<string, ObjectEntry>();
-  let n = 0;
-  for (const ref of sortedRefs) {
-    const before = reuse?.objects.get(ref);
-    if (before && !changed!.has(ref) && !(before.parent !== undefined && changed!.has(before.parent))) objects.set(ref, before);
-    else {
-      const info = infos.get(ref);
-      if (info) {
-        const parentShown = !!info.parent && readable(info.parent);
-        const kept = entries?.get(info);
-        let json: string;
-        if (kept && kept.ref === ref && kept.parentShown === parentShown) json = kept.json;
-        else {
-          json = entryJson(ref, info, parentShown);
-          entries?.set(info, { ref, parentShown, json });
-        }
-        objects.set(ref, { parent: info.parent ?? undefined, json });
-      }
-    }
-    if (++n % SLICE_ROWS === 0) await pause();
-  }
+  const sortedRefs = refsMoved ? await sortPaused(refCount.keys(), byCodeUnits, pause) : reuse!.sortedRefs;
+  const sortedLabels = labelsMoved ? await sortPaused(labelCount.keys(), byCodeUnits, pause) : reuse!.sortedLabels;
   const labelTitles = new Map<string, string>();
   for (const ref of sortedLabels) {
     const label = schema.byRef(ref);
     if (label) labelTitles.set(ref, `${JSON.stringify(ref)}:${JSON.stringify({ title: label.name })}`);
   }
-  const known = (v: string) => readable(v) && (objects.has(v) || labelTitles.has(v));
+  // An object in the dictionary: named by a shown row and described (an entry taken from the earlier
+  // answer is of an object not changed since, so described still).
+  const described = (ref: string) => refCount.has(ref) && infos.get(ref) !== undefined;
+  const known = (v: string) => readable(v) && (labelTitles.has(v) || described(v));
+
+  // The objects dictionary, a run of objects at a time: a run is the earlier answer's if it holds the
+  // same objects and none of them or their parents changed (and no label came or went: a label that
+  // is also a described object takes the object's place).
+  const objectRun = async (start: number, end: number, before?: ObjectRun): Promise<ObjectRun> => {
+    const text = new RunText();
+    const runEntries = new Array<ObjectEntry | undefined>(end - start);
+    const parents = new Set<string>();
+    let bytes = 64;
+    for (let i = start; i < end; i++) {
+      const ref = sortedRefs[i]!;
+      // An entry of the same run before, of an object not changed since (nor its parent), is taken as it was.
+      const prior = before?.entries[i - start];
+      let entry: ObjectEntry | undefined;
+      if (prior && !changed!.has(ref) && !(prior.parent !== undefined && changed!.has(prior.parent))) entry = prior;
+      else {
+        const info = infos.get(ref);
+        if (info) {
+          const parentShown = !!info.parent && readable(info.parent);
+          const kept = entries?.get(info);
+          let json: string;
+          if (kept && kept.ref === ref && kept.parentShown === parentShown) json = kept.json;
+          else {
+            json = entryJson(ref, info, parentShown);
+            entries?.set(info, { ref, parentShown, json });
+          }
+          entry = { parent: info.parent ?? undefined, json };
+        }
+      }
+      runEntries[i - start] = entry;
+      if (entry) {
+        if (entry.parent !== undefined) parents.add(entry.parent);
+        const shown = labelTitles.get(ref) ?? entry.json;
+        text.add(shown);
+        bytes += 100 + shown.length;
+      }
+      if (++work >= SLICE_ROWS) {
+        work = 0;
+        await pause();
+      }
+    }
+    return { start, length: end - start, slices: text.end(), entries: runEntries, parents, bytes };
+  };
+  const dirty = reuse && !labelsMoved ? dirtyRuns(reuse, changed!) : undefined;
+  const sameRefs = (before: ObjectRun, start: number, end: number): boolean => {
+    if (before.length !== end - start) return false;
+    if (sortedRefs === reuse!.sortedRefs) return before.start === start;
+    for (let k = 0; k < before.length; k++) if (reuse!.sortedRefs[before.start + k] !== sortedRefs[start + k]) return false;
+    return true;
+  };
+  const objectRuns: ObjectRun[] = [];
+  const prevObjectRuns = reuse?.objectRuns ?? [];
+  for (let start = 0, old = 0; start < sortedRefs.length; ) {
+    while (old < prevObjectRuns.length && reuse!.sortedRefs[prevObjectRuns[old]!.start]! < sortedRefs[start]!) old++;
+    const before = prevObjectRuns[old];
+    // The same refs as the earlier answer's: the same runs, with no ref hashed again.
+    const end = sortedRefs === reuse?.sortedRefs ? start + before!.length : runEnd(start, sortedRefs.length, (i) => cutsBefore(sortedRefs[i]!));
+    const same = before !== undefined && dirty !== undefined && sameRefs(before, start, end);
+    if (same && !dirty.has(before)) objectRuns.push(before.start === start ? before : { ...before, start });
+    else objectRuns.push(await objectRun(start, end, same ? before : undefined));
+    if (++work >= SLICE_ROWS) {
+      work = 0;
+      await pause();
+    }
+    start = end;
+  }
 
   const rowJson = (doc: RowDoc, hiddenLinks: boolean): string => {
     const values = doc.values;
@@ -317,72 +393,91 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
     return j === kept.length;
   };
 
-  const out = new SliceWriter();
-  out.write(`"columns":${JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)])},"rows":[`);
-  let first = true;
-  let bytes = 80 * (refCount.size + labelCount.size);
-  for (let i = 0; i < parts.length; i++) {
-    const part = parts[i]!;
-    // A label named by a ref value (a ref with no description) decides whether it is shown: if the
-    // labels named moved, every row text is checked again.
-    if (part.shown && (made[i] || labelsMoved)) {
-      parts[i] = { ...part, json: rowJson(part.row, part.hidden) };
-      work += part.deps.length;
+  // The rows, a run at a time: a run is the earlier answer's if it holds the same parts (no row in it
+  // made again; a label that came or went has every row text checked again).
+  const rowRun = async (start: number, end: number): Promise<RowRun> => {
+    const text = new RunText();
+    let bytes = 64;
+    for (let i = start; i < end; i++) {
+      let part = parts[i]!;
+      if (part.shown && (made[i] || labelsMoved)) {
+        part = parts[i] = { ...part, json: rowJson(part.row, part.hidden) };
+        work += part.deps.length;
+      }
+      bytes += 200 + 16 * part.deps.length;
+      if (part.json !== undefined) {
+        text.add(part.json);
+        bytes += part.json.length;
+      }
+      if (++work >= SLICE_ROWS) {
+        work = 0;
+        await pause();
+      }
     }
-    const json = parts[i]!.json;
-    bytes += 200 + 16 * part.deps.length;
-    if (json !== undefined) {
-      out.write(first ? json : `,${json}`);
-      first = false;
-      bytes += json.length;
-    }
+    return { start, length: end - start, slices: text.end(), bytes };
+  };
+  const sameParts = (before: RowRun, start: number, end: number): boolean => {
+    if (labelsMoved || before.length !== end - start) return false;
+    for (let k = 0; k < before.length; k++) if (prevParts[before.start + k] !== parts[start + k]) return false;
+    return true;
+  };
+  const rowRuns: RowRun[] = [];
+  const prevRowRuns = reuse?.rowRuns ?? [];
+  for (let start = 0, old = 0; start < parts.length; ) {
+    const end = runEnd(start, parts.length, (i) => cuts[i] === 1);
+    const id = parts[start]!.row.id;
+    while (old < prevRowRuns.length && prevRows[prevRowRuns[old]!.start]!.id < id) old++;
+    const before = prevRowRuns[old];
+    if (before && sameParts(before, start, end)) rowRuns.push(before.start === start ? before : { ...before, start });
+    else rowRuns.push(await rowRun(start, end));
     if (++work >= SLICE_ROWS) {
       work = 0;
       await pause();
     }
+    start = end;
   }
-  out.write('],"objects":{');
-  // In Haplo's order: the objects, then the labels (a label that is also a described object keeps the object's place).
-  n = 0;
-  for (const ref of sortedRefs) {
-    const entry = objects.get(ref);
-    if (entry) {
-      const json = labelTitles.get(ref) ?? entry.json;
-      bytes += 100 + json.length;
-      out.write(n === 0 ? json : `,${json}`);
-      if (++n % SLICE_ROWS === 0) await pause();
-    }
-  }
-  for (const [ref, json] of labelTitles) {
-    if (objects.has(ref)) continue;
-    out.write(n === 0 ? json : `,${json}`);
-    if (++n % SLICE_ROWS === 0) await pause();
-  }
-  out.write('}');
-  return { slices: out.end(), state: { rows: all, parts, refCount, labelCount, sortedRefs, sortedLabels, objects, bytes } };
+
+  // In Haplo's order: the objects, then the labels (a label that is also a described object has the object's place).
+  const labelText = new RunText();
+  for (const [ref, json] of labelTitles) if (!described(ref)) labelText.add(json);
+  const slices: Buffer[] = [Buffer.from(`"columns":${JSON.stringify(['ref', 'objectTitle', ...c.facts.map((f) => f.name)])},"rows":[`)];
+  joinRuns(slices, rowRuns);
+  slices.push(Buffer.from('],"objects":{'));
+  joinRuns(slices, [...objectRuns, { slices: labelText.end() }]);
+  slices.push(Buffer.from('}'));
+  let bytes = 80 * (refCount.held + labelCount.held) + all.length;
+  for (const run of rowRuns) bytes += run.bytes;
+  for (const run of objectRuns) bytes += run.bytes;
+  return { slices, state: { rows: all, parts, cuts, rowRuns, refCount, labelCount, sortedRefs, sortedLabels, objectRuns, bytes } };
 };
 
-/** Characters of JSON text encoded into one slice of bytes (a slice is encoded and copied at once). */
-const SLICE_CHARS = 64 * 1024;
-
-/** JSON text as slices of bytes of about SLICE_CHARS characters each. */
-class SliceWriter {
-  private readonly slices: Buffer[] = [];
-  private text = '';
-
-  write(s: string): void {
-    this.text += s;
-    if (this.text.length >= SLICE_CHARS) this.flush();
+/**
+ * The earlier answer's object runs that hold an object in `changed` or name one as a parent (its
+ * labels decide whether the entry shows it), found from the changed objects rather than by looking
+ * at every object; all of them (undefined) when nearly everything changed.
+ */
+const dirtyRuns = (state: MembersState, changed: ReadonlySet<string>): ReadonlySet<ObjectRun> | undefined => {
+  const runs = state.objectRuns;
+  if (changed.size > 1 + runs.length) return undefined;
+  const dirty = new Set<ObjectRun>();
+  for (const ref of changed) {
+    const at = binarySearch(state.sortedRefs.length, (i) => byCodeUnits(state.sortedRefs[i]!, ref));
+    if (at >= 0) dirty.add(runs[binarySearch(runs.length, (i) => (runs[i]!.start + runs[i]!.length <= at ? -1 : runs[i]!.start > at ? 1 : 0))]!);
+    for (const run of runs) if (run.parents.has(ref)) dirty.add(run);
   }
+  return dirty;
+};
 
-  end(): Slices {
-    this.flush();
-    return this.slices;
+/** The index among `length` sorted items where `compare` (the item against the one looked for) is 0, or -1. */
+const binarySearch = (length: number, compare: (i: number) => number): number => {
+  let lo = 0;
+  let hi = length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const d = compare(mid);
+    if (d === 0) return mid;
+    if (d < 0) lo = mid + 1;
+    else hi = mid - 1;
   }
-
-  private flush(): void {
-    if (this.text.length === 0) return;
-    this.slices.push(Buffer.from(this.text));
-    this.text = '';
-  }
-}
+  return -1;
+};
