@@ -10,11 +10,24 @@ const RUN = 128;
 /** A run is cut here whatever its ids, so that no run is more than a few slices of text long. */
 const MAX_RUN = 8 * RUN;
 
-/** Whether a run starts at the item with `key`, whatever comes before it (FNV-1a of its code units, high bits folded in). */
-export const cutsBefore = (key: string): boolean => {
+/** FNV-1a of a key's code units, its high bits folded in. */
+const hashOf = (key: string): number => {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
-  return ((h ^ (h >>> 16)) & (RUN - 1)) === 0;
+  return h ^ (h >>> 16);
+};
+
+/** Whether a run starts at the item with `key`, whatever comes before it. */
+export const cutsBefore = (key: string): boolean => (hashOf(key) & (RUN - 1)) === 0;
+
+/**
+ * One bit of 32 for each of `keys` (a one-word Bloom filter): two sets of keys whose bits do not
+ * meet have no key in common, so a row is checked against the objects changed only when they might.
+ */
+export const keyBits = (keys: Iterable<string>): number => {
+  let bits = 0;
+  for (const k of keys) bits |= 1 << (hashOf(k) >>> 27);
+  return bits;
 };
 
 /** Where the run starting at item `start` of `length` ends: at the next item `cut` says starts one, or MAX_RUN on. */

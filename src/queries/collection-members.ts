@@ -5,7 +5,7 @@ import type { RowDoc } from '../projections/read-models.ts';
 import type { InfoSummary } from './live-infos.ts';
 import type { Slices } from './answer-cache.ts';
 import { byCodeUnits, sortPaused } from './paused-sort.ts';
-import { Counts, cutsBefore, joinRuns, runEnd, RunText } from './answer-runs.ts';
+import { Counts, cutsBefore, joinRuns, keyBits, runEnd, RunText } from './answer-runs.ts';
 import type { Pause } from '../projections/projector.ts';
 
 /** `"<ref>":{…}` of an object in the `objects` dictionary, kept per summary object (summaries are replaced, never changed). */
@@ -130,6 +130,8 @@ export interface MembersState {
   readonly parts: readonly RowPart[];
   /** 1 where a row's id starts a run (cutsBefore), kept so that rows taken again are not hashed again. */
   readonly cuts: Uint8Array;
+  /** keyBits of each part's deps: a row is looked at for changed objects only where these meet theirs. */
+  readonly depBits: Uint32Array;
   readonly rowRuns: readonly RowRun[];
   /** How many shown rows put each object (or label) in the dictionary. */
   readonly refCount: Counts;
@@ -178,7 +180,6 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
   const kinds = c.facts.map(kindOf);
   const throughLinks = c.facts.map(readsThroughLinks);
   const stale = (deps: readonly string[]) => {
-    if (changed!.size === 0) return false;
     for (const d of deps) if (changed!.has(d)) return true;
     return false;
   };
@@ -188,6 +189,8 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
   const parts: RowPart[] = new Array(all.length);
   const made: boolean[] = new Array(all.length);
   const cuts = new Uint8Array(all.length);
+  const depBits = new Uint32Array(all.length);
+  const changedBits = changed ? keyBits(changed) : 0;
   const refCount = Counts.from(reuse?.refCount);
   const labelCount = Counts.from(reuse?.labelCount);
   // The objects and labels whose counts changed: the dictionary's keys moved if one of them came or went.
@@ -219,12 +222,16 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
       // Rows of the earlier answer before this one's id are gone: what they named goes with them.
       while (p < prevRows.length && prevRows[p]!.id < row.id) add(prevParts[p++]!, -1);
     }
-    const before = same || (p < prevRows.length && prevRows[p]!.id === row.id) ? prevParts[p++] : undefined;
-    if (same && !stale(before!.deps)) {
-      parts[i] = before!;
+    const at = same || (p < prevRows.length && prevRows[p]!.id === row.id) ? p++ : -1;
+    // Most rows name none of the objects changed: their bits tell without reading their parts.
+    if (same && ((reuse!.depBits[at]! & changedBits) === 0 || !stale(prevParts[at]!.deps))) {
+      parts[i] = prevParts[at]!;
+      depBits[i] = reuse!.depBits[at]!;
       made[i] = false;
     } else {
+      const before = at >= 0 ? prevParts[at] : undefined;
       const part = rowPart(row);
+      depBits[i] = keyBits(part.deps);
       if (before) add(before, -1);
       add(part, 1);
       parts[i] = part;
@@ -445,10 +452,10 @@ export const membersKept = async ({ collection: c, schema, rows: all, infos, cur
   slices.push(Buffer.from('],"objects":{'));
   joinRuns(slices, [...objectRuns, { slices: labelText.end() }]);
   slices.push(Buffer.from('}'));
-  let bytes = 80 * (refCount.held + labelCount.held) + all.length;
+  let bytes = 80 * (refCount.held + labelCount.held) + 5 * all.length;
   for (const run of rowRuns) bytes += run.bytes;
   for (const run of objectRuns) bytes += run.bytes;
-  return { slices, state: { rows: all, parts, cuts, rowRuns, refCount, labelCount, sortedRefs, sortedLabels, objectRuns, bytes } };
+  return { slices, state: { rows: all, parts, cuts, depBits, rowRuns, refCount, labelCount, sortedRefs, sortedLabels, objectRuns, bytes } };
 };
 
 /**
