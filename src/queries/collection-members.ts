@@ -4,7 +4,7 @@ import { canRead, type ReadAccess } from '../domain/users/users.ts';
 import type { RowDoc } from '../projections/read-models.ts';
 import type { InfoSummary } from './live-infos.ts';
 import type { Slices } from './answer-cache.ts';
-import { byCodeUnits, sortPaused } from './paused-sort.ts';
+import { binarySearch, byCodeUnits, sortPaused } from './paused-sort.ts';
 import { Counts, cutsBefore, joinRuns, keyBits, runEnd, RunText } from './answer-runs.ts';
 import type { Pause } from '../projections/projector.ts';
 
@@ -473,18 +473,4 @@ const dirtyRuns = (state: MembersState, changed: ReadonlySet<string>): ReadonlyS
     for (const run of runs) if (run.parents.has(ref)) dirty.add(run);
   }
   return dirty;
-};
-
-/** The index among `length` sorted items where `compare` (the item against the one looked for) is 0, or -1. */
-const binarySearch = (length: number, compare: (i: number) => number): number => {
-  let lo = 0;
-  let hi = length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const d = compare(mid);
-    if (d === 0) return mid;
-    if (d < 0) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
 };

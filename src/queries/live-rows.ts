@@ -4,7 +4,7 @@ import { collectionNames, projectionName } from '../projections/reporting/collec
 import type { ChangedObjects } from './changed-objects.ts';
 import { OneAtATime } from './one-at-a-time.ts';
 import type { RowTextMemo } from './collection-members.ts';
-import { byCodeUnits } from './paused-sort.ts';
+import { binarySearch, byCodeUnits } from './paused-sort.ts';
 import type { Pause } from '../projections/projector.ts';
 
 interface Mirror {
@@ -157,18 +157,7 @@ const inOrder = (rows: readonly RowDoc[]): boolean => {
 };
 
 /** Where the row with `id` stands in `rows` (in id order), or -1. */
-const indexOf = (rows: readonly RowDoc[], id: string): number => {
-  let lo = 0;
-  let hi = rows.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const at = rows[mid]!.id;
-    if (at === id) return mid;
-    if (at < id) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return -1;
-};
+const indexOf = (rows: readonly RowDoc[], id: string): number => binarySearch(rows.length, (i) => byCodeUnits(rows[i]!.id, id));
 
 /**
  * `before` (rows in id order) after the rows of `touched` were read again into `rows`: a copy with

@@ -37,3 +37,17 @@ export const sortPaused = async <T>(items: readonly T[], compare: (a: T, b: T) =
 
 /** Strings in code-unit order, as Array.prototype.sort orders them without a comparator. */
 export const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** The index among `length` sorted items where `compare` (the item against the one looked for) is 0, or -1. */
+export const binarySearch = (length: number, compare: (i: number) => number): number => {
+  let lo = 0;
+  let hi = length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const d = compare(mid);
+    if (d === 0) return mid;
+    if (d < 0) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
+};
