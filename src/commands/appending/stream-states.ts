@@ -54,8 +54,23 @@ export class LogWatch {
     private readonly maxStreams = 50_000,
   ) {}
 
-  /** The log's head now; read it BEFORE reading a stream whose state is then complete up to it. */
-  async position(): Promise<number> {
+  /** A read of the head not yet begun, which every asker until it begins shares. */
+  private nextRead?: Promise<number>;
+
+  /**
+   * The log's head as of some instant after this call; read it BEFORE reading a stream whose state
+   * is then complete up to it. The commands asking in one turn of the event loop share one read
+   * (made at the end of the turn: a push asks for it once per record, and it is a statement on the
+   * store each time); a read that has begun is not shared, so no asker gets a head older than its call.
+   */
+  position(): Promise<number> {
+    return (this.nextRead ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.nextRead = undefined;
+      return this.read();
+    }));
+  }
+
+  private async read(): Promise<number> {
     const h = await this.events.headPosition();
     // Where the store commits off the event loop, a group's commit is visible a little before its
     // answer arrives: a move within its events may be its own. No state is current at such a head
