@@ -1,6 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { AppendResult } from '../event-store.ts';
-import { fromWire, type EncodedAppend, type WireError } from './sqlite-append.ts';
+import { fromWire, type Committed, type EncodedAppend, type WireError } from './sqlite-append.ts';
 
 // Run from the TypeScript sources (tsx) or from compiled JavaScript: the worker is the sibling file.
 const fromSources = import.meta.url.endsWith('.ts');
@@ -21,7 +20,7 @@ export interface AppendRequest {
   readonly times: readonly number[];
 }
 
-export type WriterMessage = { readonly id: number; readonly results: AppendResult[] } | { readonly id: number; readonly error: WireError };
+export type WriterMessage = { readonly id: number; readonly committed: Committed } | { readonly id: number; readonly error: WireError };
 
 /**
  * The writer thread stopped (crashed, was terminated, could not open the file) before answering.
@@ -35,7 +34,7 @@ export class AppendThreadStoppedError extends Error {
 }
 
 interface Waiter {
-  resolve(results: AppendResult[]): void;
+  resolve(committed: Committed): void;
   reject(error: Error): void;
 }
 
@@ -54,11 +53,11 @@ export class SqliteAppendThread {
 
   constructor(private readonly file: string) {}
 
-  append(appends: readonly EncodedAppend[], times: readonly number[]): Promise<AppendResult[]> {
+  append(appends: readonly EncodedAppend[], times: readonly number[]): Promise<Committed> {
     if (this.closed) return Promise.reject(new Error('The event store is closed'));
     const worker = this.worker ?? this.start();
     const id = ++this.nextId;
-    return new Promise<AppendResult[]>((resolve, reject) => {
+    return new Promise<Committed>((resolve, reject) => {
       if (this.waiting.size === 0) worker.ref();
       this.waiting.set(id, { resolve, reject });
       worker.postMessage({ id, appends, times } satisfies AppendRequest);
@@ -98,7 +97,7 @@ export class SqliteAppendThread {
       this.waiting.delete(message.id);
       if (this.waiting.size === 0 && !this.closed) worker.unref();
       if ('error' in message) waiter.reject(fromWire(message.error));
-      else waiter.resolve(message.results);
+      else waiter.resolve(message.committed);
     });
     worker.on('error', (e) => this.stopped(worker, e.message));
     worker.on('exit', (code) => this.stopped(worker, `exit code ${code}`));

@@ -23,7 +23,7 @@ port.on('message', (request: AppendRequest | 'close') => {
     return;
   }
   try {
-    answer({ id: request.id, results: appender.append(request.appends, request.times) });
+    answer({ id: request.id, committed: appender.append(request.appends, request.times) });
   } catch (e) {
     answer({ id: request.id, error: toWire(e) });
   }

@@ -27,6 +27,15 @@ export const encodeAppends = (appends: readonly StreamAppend[]): EncodedAppend[]
     events: events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata ?? {}) })),
   }));
 
+/**
+ * What a commit of appends answers: each append's result, and the recorded time its events were
+ * written with (null where they were already in the log: a retry wrote nothing).
+ */
+export interface Committed {
+  readonly results: AppendResult[];
+  readonly recordedAt: (number | null)[];
+}
+
 interface IdRow {
   readonly position: number;
   readonly stream: string;
@@ -54,8 +63,14 @@ export class SqliteAppender {
       // Monotonic recorded time: replay "up to time T" relies on log order and time order agreeing.
       // The newest time in the file counts too (an import, another process): one index seek.
       let recordedAt = Math.max(this.lastRecordedAt, this.stmts.lastRecordedAt.get()?.t ?? 0);
-      const results = appends.map((a, i) => this.appendOne(a, (recordedAt = Math.max(recordedAt, times[i]!))));
-      return { results, recordedAt };
+      const committed: Committed = { results: [], recordedAt: [] };
+      appends.forEach((a, i) => {
+        recordedAt = Math.max(recordedAt, times[i]!);
+        const { result, written } = this.appendOne(a, recordedAt);
+        committed.results.push(result);
+        committed.recordedAt.push(written ? recordedAt : null);
+      });
+      return { committed, recordedAt };
     });
   }
 
@@ -63,22 +78,22 @@ export class SqliteAppender {
    * One IMMEDIATE transaction (other processes may share the file): all of `appends` or none.
    * `times`: the caller's clock read for each append (the clock cannot cross to the writer thread).
    */
-  append(appends: readonly EncodedAppend[], times: readonly number[]): AppendResult[] {
-    const { results, recordedAt } = this.tx.immediate(appends, times);
+  append(appends: readonly EncodedAppend[], times: readonly number[]): Committed {
+    const { committed, recordedAt } = this.tx.immediate(appends, times);
     this.lastRecordedAt = recordedAt;
-    return results;
+    return committed;
   }
 
-  private appendOne({ stream, events, expectedRevision }: EncodedAppend, recordedAt: number): AppendResult {
+  private appendOne({ stream, events, expectedRevision }: EncodedAppend, recordedAt: number): { result: AppendResult; written: boolean } {
     if (events.length === 0) throw new Error(`Append to ${stream} has no events`);
     const current = this.stmts.lastRevision.get(stream)?.r ?? -1;
     const conflict = (expectedRevision === 'no_stream' && current !== -1) || (typeof expectedRevision === 'number' && expectedRevision !== current);
     if (conflict) {
       const retried = this.alreadyAppended(stream, events);
-      if (retried) return retried;
+      if (retried) return { result: retried, written: false };
       throw new WrongExpectedRevisionError(stream, expectedRevision, current);
     }
-    if (this.stmts.byId.get(events[0]!.id)) return this.alreadyAppended(stream, events)!;
+    if (this.stmts.byId.get(events[0]!.id)) return { result: this.alreadyAppended(stream, events)!, written: false };
     let revision = current;
     let position = 0;
     try {
@@ -92,7 +107,7 @@ export class SqliteAppender {
       if ((error as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') this.alreadyAppended(stream, events);
       throw error;
     }
-    return { revision, position };
+    return { result: { revision, position }, written: true };
   }
 
   /** The result of the original append if these exact events were already appended to this stream. */

@@ -22,17 +22,7 @@ import {
 import { applySqlitePragmas, openSqliteFile } from '../../drivers/sqlite.ts';
 import { encodeAppends, SqliteAppender } from './sqlite-append.ts';
 import { SqliteAppendThread } from './sqlite-append-thread.ts';
-
-interface EventRow {
-  position: number;
-  id: string;
-  stream: string;
-  revision: number;
-  type: string;
-  data: string;
-  metadata: string;
-  recorded_at: number;
-}
+import { RecentRows, type EventRow } from './recent-rows.ts';
 
 export interface SqliteEventStoreOptions {
   /** Milliseconds since the epoch; injectable so tests can control recorded times. */
@@ -90,6 +80,8 @@ export class SqliteEventStore implements EventStore {
   private readonly pages = new Map<string, Database.Statement<unknown[], EventRow>>();
   private readonly appendThread: SqliteAppendThread | undefined;
   private readonly appender: SqliteAppender | undefined;
+  /** This store's latest appends, handed to subscriptions without reading them back. */
+  private readonly recent = new RecentRows();
 
   constructor(private readonly db: Database.Database, options: SqliteEventStoreOptions = {}) {
     this.clock = options.clock ?? Date.now;
@@ -142,9 +134,10 @@ export class SqliteEventStore implements EventStore {
     const encoded = encodeAppends(appends);
     // Each append reads the clock, as if appended one by one (an import spreads a history over time so).
     const times = appends.map(() => this.clock());
-    const results = this.appendThread ? await this.appendThread.append(encoded, times) : this.appender!.append(encoded, times);
+    const committed = this.appendThread ? await this.appendThread.append(encoded, times) : this.appender!.append(encoded, times);
+    this.recent.add(encoded, committed);
     this.appended.emit('append');
-    return results;
+    return committed.results;
   }
 
   async *readStream(stream: string, options: ReadStreamOptions = {}): AsyncIterable<RecordedEvent> {
@@ -252,7 +245,11 @@ export class SqliteEventStore implements EventStore {
     const batchSize = options.batchSize ?? 500;
     let stopped = false;
     let wake: (() => void) | null = null;
-    const onAppend = () => wake?.();
+    let appendedSince = false;
+    const onAppend = () => {
+      appendedSince = true;
+      wake?.();
+    };
     this.appended.on('append', onAppend);
     const idle = () =>
       new Promise<void>((resolve) => {
@@ -264,11 +261,15 @@ export class SqliteEventStore implements EventStore {
       }).finally(() => {
         wake = null;
       });
+    // A filtered subscription reads the file: the rows held cover every position, not only the matching ones.
+    const filtered = options.types !== undefined || !!options.streamPrefix;
     const loop = async () => {
       let after = options.after ?? 0;
       try {
         while (!stopped) {
-          const rows = this.readPage(after, batchSize, options);
+          appendedSince = false;
+          const held = filtered ? undefined : this.recent.after(after, batchSize);
+          const rows = held ?? this.readPage(after, batchSize, options);
           if (rows.length === 0) {
             await idle();
             continue;
@@ -277,6 +278,10 @@ export class SqliteEventStore implements EventStore {
           after = rows[rows.length - 1]!.position;
           // better-sqlite3 is synchronous: give HTTP requests a turn between batches of a long catch-up.
           await new Promise((resolve) => setImmediate(resolve));
+          // Every row held was handed over. Until this store's writer answers for more (or the poll
+          // comes round for other connections' appends), the file holds nothing new but rows
+          // committed and not yet answered for, which would be read back instead of handed over.
+          if (held && held.length < batchSize && !appendedSince && !stopped) await idle();
         }
       } finally {
         this.appended.off('append', onAppend);
