@@ -49,6 +49,25 @@ const toEvent = (row: EventRow): RecordedEvent => ({
   recordedAt: new Date(row.recorded_at),
 });
 
+/**
+ * The columns an event is read with, in this order. Reads ask better-sqlite3 for rows as arrays
+ * (`raw`): it builds an object row property by property, which took about half the time of
+ * reading the log (1M events in position order: 1.9-2.4 s as arrays, 3.7-4.1 s as objects).
+ */
+const COLUMNS = 'position, id, stream, revision, type, data, metadata, recorded_at';
+type RawRow = [position: number, id: string, stream: string, revision: number, type: string, data: string, metadata: string, recordedAt: number];
+
+const fromRaw = (row: RawRow): RecordedEvent => ({
+  id: row[1],
+  type: row[4],
+  data: JSON.parse(row[5]),
+  metadata: JSON.parse(row[6]),
+  stream: row[2],
+  revision: row[3],
+  position: row[0],
+  recordedAt: new Date(row[7]),
+});
+
 /** The smallest string greater than every string that starts with `prefix`. */
 const prefixEnd = (prefix: string): string =>
   prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
@@ -77,7 +96,7 @@ export class SqliteEventStore implements EventStore {
   private readonly clock: () => number;
   private readonly pollIntervalMs: number;
   private readonly stmts;
-  private readonly pages = new Map<string, Database.Statement<unknown[], EventRow>>();
+  private readonly pages = new Map<string, Database.Statement<unknown[], RawRow>>();
   private readonly appendThread: SqliteAppendThread | undefined;
   private readonly appender: SqliteAppender | undefined;
   /** This store's latest appends, handed to subscriptions without reading them back. */
@@ -113,8 +132,8 @@ export class SqliteEventStore implements EventStore {
         'INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       head: db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
-      streamForwards: db.prepare<[string, number, number], EventRow>('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?'),
-      streamBackwards: db.prepare<[string, number, number], EventRow>('SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'),
+      streamForwards: db.prepare<[string, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`).raw(true),
+      streamBackwards: db.prepare<[string, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`).raw(true),
       lastAtOrBefore: db.prepare<[number], { p: number | null }>('SELECT position AS p FROM events WHERE recorded_at <= ? ORDER BY recorded_at DESC, position DESC LIMIT 1'),
     };
     this.appender = this.appendThread ? undefined : new SqliteAppender(db);
@@ -147,10 +166,10 @@ export class SqliteEventStore implements EventStore {
     const stmt = backwards ? this.stmts.streamBackwards : this.stmts.streamForwards;
     while (remaining > 0) {
       const rows = stmt.all(stream, from, Math.min(PAGE, remaining));
-      for (const row of rows) yield toEvent(row);
+      for (const row of rows) yield fromRaw(row);
       if (rows.length < PAGE) return;
       remaining -= rows.length;
-      from = rows[rows.length - 1]!.revision + (backwards ? -1 : 1);
+      from = rows[rows.length - 1]![3] + (backwards ? -1 : 1);
     }
   }
 
@@ -162,7 +181,7 @@ export class SqliteEventStore implements EventStore {
     const upTo = options.until === undefined ? undefined : (this.stmts.lastAtOrBefore.get(options.until.getTime())?.p ?? 0);
     while (remaining > 0) {
       const rows = this.readPage(after, Math.min(PAGE, remaining), options, upTo);
-      for (const row of rows) yield toEvent(row);
+      for (const event of rows) yield event;
       if (rows.length === 0) return;
       remaining -= rows.length;
       after = rows[rows.length - 1]!.position;
@@ -175,17 +194,17 @@ export class SqliteEventStore implements EventStore {
    */
   async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
     const params: unknown[] = [];
-    const sql = `SELECT * FROM events WHERE (stream, revision) > (?, ?) AND position <= ?${filterSql(options, params)} ORDER BY stream, revision LIMIT ?`;
+    const sql = `SELECT ${COLUMNS} FROM events WHERE (stream, revision) > (?, ?) AND position <= ?${filterSql(options, params)} ORDER BY stream, revision LIMIT ?`;
     let stmt = this.pages.get(sql);
-    if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], EventRow>(sql)));
+    if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], RawRow>(sql).raw(true)));
     let stream = options.streamPrefix;
     let revision = -1;
     for (;;) {
       const rows = stmt.all(stream, revision, options.through, ...params, PAGE);
-      for (const row of rows) yield toEvent(row);
+      for (const row of rows) yield fromRaw(row);
       if (rows.length < PAGE) return;
-      stream = rows[rows.length - 1]!.stream;
-      revision = rows[rows.length - 1]!.revision;
+      stream = rows[rows.length - 1]![2];
+      revision = rows[rows.length - 1]![3];
     }
   }
 
@@ -193,9 +212,9 @@ export class SqliteEventStore implements EventStore {
    * One page of the log in position order. The rowid drives the scan (`+type` keeps SQLite off the
    * type index, which would sort the whole rest of the log for every page).
    */
-  private readPage(after: number, limit: number, filter: LogFilter, upTo?: number): EventRow[] {
+  private readPage(after: number, limit: number, filter: LogFilter, upTo?: number): RecordedEvent[] {
     const params: unknown[] = [after];
-    let sql = 'SELECT * FROM events WHERE position > ?';
+    let sql = `SELECT ${COLUMNS} FROM events WHERE position > ?`;
     if (upTo !== undefined) {
       sql += ' AND position <= ?';
       params.push(upTo);
@@ -203,8 +222,8 @@ export class SqliteEventStore implements EventStore {
     sql += filterSql(filter, params) + ' ORDER BY position LIMIT ?';
     params.push(limit);
     let stmt = this.pages.get(sql);
-    if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], EventRow>(sql)));
-    return stmt.all(...params);
+    if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], RawRow>(sql).raw(true)));
+    return stmt.all(...params).map(fromRaw);
   }
 
   async headPosition(): Promise<number> {
@@ -269,12 +288,12 @@ export class SqliteEventStore implements EventStore {
         while (!stopped) {
           appendedSince = false;
           const held = filtered ? undefined : this.recent.after(after, batchSize);
-          const rows = held ?? this.readPage(after, batchSize, options);
+          const rows = held ? held.map(toEvent) : this.readPage(after, batchSize, options);
           if (rows.length === 0) {
             await idle();
             continue;
           }
-          await handler(rows.map(toEvent));
+          await handler(rows);
           after = rows[rows.length - 1]!.position;
           // better-sqlite3 is synchronous: give HTTP requests a turn between batches of a long catch-up.
           await new Promise((resolve) => setImmediate(resolve));
