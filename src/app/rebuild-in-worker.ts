@@ -51,7 +51,7 @@ const runWorker = (config: Config, names: readonly string[], owner: string, opti
 /**
  * Rebuilds in worker threads of their own: the projections are shared out among up to
  * SVC_REBUILD_WORKERS threads (balanced by cost, each reading the log itself, each given its share of
- * SVC_REBUILD_CACHE so the memory bound holds in total), whose progress is reported as one. A stop
+ * SVC_REBUILD_CACHE by the documents its projections keep, so the memory bound holds in total), whose progress is reported as one. A stop
  * asks every worker to finish the page in progress (the rebuild is then resumed by the next holder
  * of the projections; each has its own checkpoint); a failure of one stops the others the same way.
  */
@@ -59,7 +59,7 @@ export const rebuildInWorker =
   (config: Config, more: Options = {}): RebuildLauncher =>
   async (projectors, { owner, signal }) => {
     const groups = rebuildGroups(projectors, more.workers ?? config.rebuildWorkers);
-    const total = groups.reduce((n, g) => n + g.cost, 0);
+    const total = groups.reduce((n, g) => n + g.state, 0);
     const stopAll = new AbortController();
     const stop = () => stopAll.abort();
     if (signal.aborted) stop();
@@ -69,8 +69,9 @@ export const rebuildInWorker =
     try {
       const settled = await Promise.allSettled(
         groups.map((g, i) => {
-          // Shared by cost: the costlier group folds more documents.
-          const share = groups.length === 1 ? config.rebuildCacheBytes : Math.floor((config.rebuildCacheBytes * g.cost) / total);
+          // Shared by the documents each group keeps, not by its CPU cost: the objects projection costs
+          // much CPU but, folded stream by stream, holds few documents at a time.
+          const share = groups.length === 1 ? config.rebuildCacheBytes : Math.floor((config.rebuildCacheBytes * g.state) / total);
           const onProgress =
             report &&
             ((p: RebuildProgress) => {

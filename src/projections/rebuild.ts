@@ -113,24 +113,35 @@ export const rebuildMemory = (cacheBytes: number) => ({
   pageCacheBytes: Math.max(16 * 2 ** 20, cacheBytes),
 });
 /**
- * Relative cost of rebuilding a projection, from a CPU profile of a rebuild of the app's seven: a
- * projection that snapshots (a collection fold: its fold and its snapshots, about a quarter of the
- * rebuild each) costs about four of the others (the objects projector, the heaviest of them, an eighth).
+ * Relative CPU cost of rebuilding a projection, from rebuilds of the app's projections one at a time
+ * over a 1M-event log (wall seconds): a projection that snapshots (a collection fold: 51 and 64 s)
+ * costs 4; the objects projection, folded stream by stream (33 s), 2.5; the others (users, work
+ * units, REST APIs, files: about half a second each) a quarter. Counting the objects projection as
+ * one of the small ones put it beside a collection fold and three small ones (88 s against 67 s).
  */
-const rebuildCost = (p: Projector) => (p.afterBatch ? 4 : 1);
+const rebuildCost = (p: Projector) => (p.afterBatch ? 4 : p.byStream ? 2.5 : 0.25);
+
+/**
+ * Relative memory a rebuild's documents need: a collection fold keeps what it reads of every
+ * object (27 MB of JSON for one of the app's at 1M events), the objects projection folded stream by
+ * stream writes and drops its documents as it goes, the others hold little.
+ */
+const rebuildState = (p: Projector) => (p.afterBatch ? 4 : p.byStream ? 1 : 0.25);
 
 /**
  * Projections shared out among at most `workers` rebuilds that run side by side (each reads the log
- * itself, which costs little beside the folds), balanced by cost: the costliest first, each to the
- * group with the least so far. Every group holds at least one projection.
+ * itself, which costs little beside the folds), balanced by CPU cost: the costliest first, each to
+ * the group with the least so far. Every group holds at least one projection; `state` says how much
+ * of the document cache the group's documents need (see rebuildState).
  */
-export const rebuildGroups = <P extends Projector>(projectors: readonly P[], workers: number): { readonly projectors: P[]; readonly cost: number }[] => {
-  const groups = Array.from({ length: Math.max(1, Math.min(workers, projectors.length)) }, () => ({ projectors: [] as P[], cost: 0 }));
+export const rebuildGroups = <P extends Projector>(projectors: readonly P[], workers: number): { readonly projectors: P[]; readonly cost: number; readonly state: number }[] => {
+  const groups = Array.from({ length: Math.max(1, Math.min(workers, projectors.length)) }, () => ({ projectors: [] as P[], cost: 0, state: 0 }));
   const byCost = projectors.map((p, i) => ({ p, i, cost: rebuildCost(p) })).sort((a, b) => b.cost - a.cost || a.i - b.i);
   for (const { p, cost } of byCost) {
     const lightest = groups.reduce((min, g) => (g.cost < min.cost ? g : min));
     lightest.projectors.push(p);
     lightest.cost += cost;
+    lightest.state += rebuildState(p);
   }
   // Each group in the order the projections were given (the order they are listed and switched in).
   for (const g of groups) g.projectors.sort((a, b) => projectors.indexOf(a) - projectors.indexOf(b));
