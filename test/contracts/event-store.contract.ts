@@ -2,6 +2,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { randomUUID } from 'node:crypto';
 import { StoreNotEmptyError, WrongExpectedRevisionError, type EventStore, type ExportedEvent, type RecordedEvent } from '../../src/events/event-store.ts';
+import { collect } from '../support/async-iterables.ts';
 
 export interface EventStoreFixture {
   readonly store: EventStore;
@@ -10,11 +11,6 @@ export interface EventStoreFixture {
   close(): Promise<void>;
 }
 
-const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-};
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ev = (type: string, data: unknown = {}) => ({ id: randomUUID(), type, data, metadata: { correlationId: 'c-1', actor: 'test' } });
 

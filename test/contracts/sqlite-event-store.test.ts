@@ -7,6 +7,7 @@ import { DuplicateEventIdError, WrongExpectedRevisionError } from '../../src/eve
 import { openSqliteEventStore, SqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
 import { eventStoreContract } from './event-store.contract.ts';
 import { tempDir } from '../support/tmp.ts';
+import { collect } from '../support/async-iterables.ts';
 
 const openFresh = async () => {
   const tmp = tempDir();
@@ -17,11 +18,6 @@ const openFresh = async () => {
 eventStoreContract('embedded SQLite', openFresh, { openEmpty: openFresh, readsByStream: true }).run();
 
 const ev = (type: string, id = randomUUID()) => ({ id, type, data: {} });
-const collect = async <T>(it: AsyncIterable<T>) => {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-};
 
 const test = suite('SQLite event store specifics');
 

@@ -1,16 +1,11 @@
 import type { Committed, EncodedAppend } from './sqlite-append.ts';
 
-/** An event as the events table holds it. */
-export interface EventRow {
-  position: number;
-  id: string;
-  stream: string;
-  revision: number;
-  type: string;
-  data: string;
-  metadata: string;
-  recorded_at: number;
-}
+/**
+ * An event as the events table holds it, its columns in the order the store reads them (as arrays:
+ * better-sqlite3 builds an object row property by property, which took about half the time of
+ * reading the log).
+ */
+export type EventRow = [position: number, id: string, stream: string, revision: number, type: string, data: string, metadata: string, recordedAt: number];
 
 /**
  * The rows this store's own appends have just written, exactly as reading the log gives them (the
@@ -39,15 +34,15 @@ export class RecentRows {
       if (recordedAt === null || recordedAt === undefined || !result) return; // a retry: already in the log
       const n = append.events.length;
       const first = result.position - n + 1;
-      if (this.rows.length > this.start && this.rows[this.rows.length - 1]!.position + 1 !== first) this.clear();
+      if (this.rows.length > this.start && this.rows[this.rows.length - 1]![0] + 1 !== first) this.clear();
       append.events.forEach((e, j) => {
-        this.rows.push({ position: first + j, id: e.id, stream: append.stream, revision: result.revision - n + 1 + j, type: e.type, data: e.data, metadata: e.metadata, recorded_at: recordedAt });
+        this.rows.push([first + j, e.id, append.stream, result.revision - n + 1 + j, e.type, e.data, e.metadata, recordedAt]);
         this.bytes += e.data.length + e.metadata.length;
       });
     });
     while (this.rows.length - this.start > this.maxRows || (this.bytes > this.maxBytes && this.rows.length > this.start)) {
       const row = this.rows[this.start++]!;
-      this.bytes -= row.data.length + row.metadata.length;
+      this.bytes -= row[5].length + row[6].length;
     }
     if (this.start > this.rows.length / 2) {
       this.rows = this.rows.slice(this.start);
@@ -58,7 +53,7 @@ export class RecentRows {
   /** Up to `limit` rows from position `after + 1` on; undefined when that position is not held. */
   after(after: number, limit: number): EventRow[] | undefined {
     if (this.rows.length === this.start) return undefined;
-    const at = this.start + (after + 1 - this.rows[this.start]!.position);
+    const at = this.start + (after + 1 - this.rows[this.start]![0]);
     if (at < this.start || at >= this.rows.length) return undefined;
     return this.rows.slice(at, at + limit);
   }

@@ -38,26 +38,10 @@ export interface SqliteEventStoreOptions {
 
 const PAGE = 1000;
 
-const toEvent = (row: EventRow): RecordedEvent => ({
-  id: row.id,
-  type: row.type,
-  data: JSON.parse(row.data),
-  metadata: JSON.parse(row.metadata),
-  stream: row.stream,
-  revision: row.revision,
-  position: row.position,
-  recordedAt: new Date(row.recorded_at),
-});
-
-/**
- * The columns an event is read with, in this order. Reads ask better-sqlite3 for rows as arrays
- * (`raw`): it builds an object row property by property, which took about half the time of
- * reading the log (1M events in position order: 1.9-2.4 s as arrays, 3.7-4.1 s as objects).
- */
+/** The columns an event is read with, in the order of EventRow. */
 const COLUMNS = 'position, id, stream, revision, type, data, metadata, recorded_at';
-type RawRow = [position: number, id: string, stream: string, revision: number, type: string, data: string, metadata: string, recordedAt: number];
 
-const fromRaw = (row: RawRow): RecordedEvent => ({
+const toEvent = (row: EventRow): RecordedEvent => ({
   id: row[1],
   type: row[4],
   data: JSON.parse(row[5]),
@@ -96,7 +80,7 @@ export class SqliteEventStore implements EventStore {
   private readonly clock: () => number;
   private readonly pollIntervalMs: number;
   private readonly stmts;
-  private readonly pages = new Map<string, Database.Statement<unknown[], RawRow>>();
+  private readonly pages = new Map<string, Database.Statement<unknown[], EventRow>>();
   private readonly appendThread: SqliteAppendThread | undefined;
   private readonly appender: SqliteAppender | undefined;
   /** This store's latest appends, handed to subscriptions without reading them back. */
@@ -132,8 +116,8 @@ export class SqliteEventStore implements EventStore {
         'INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       head: db.prepare<[], { p: number | null }>('SELECT MAX(position) AS p FROM events'),
-      streamForwards: db.prepare<[string, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`).raw(true),
-      streamBackwards: db.prepare<[string, number, number], RawRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`).raw(true),
+      streamForwards: db.prepare<[string, number, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`).raw(true),
+      streamBackwards: db.prepare<[string, number, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`).raw(true),
       lastAtOrBefore: db.prepare<[number], { p: number | null }>('SELECT position AS p FROM events WHERE recorded_at <= ? ORDER BY recorded_at DESC, position DESC LIMIT 1'),
     };
     this.appender = this.appendThread ? undefined : new SqliteAppender(db);
@@ -166,7 +150,7 @@ export class SqliteEventStore implements EventStore {
     const stmt = backwards ? this.stmts.streamBackwards : this.stmts.streamForwards;
     while (remaining > 0) {
       const rows = stmt.all(stream, from, Math.min(PAGE, remaining));
-      for (const row of rows) yield fromRaw(row);
+      for (const row of rows) yield toEvent(row);
       if (rows.length < PAGE) return;
       remaining -= rows.length;
       from = rows[rows.length - 1]![3] + (backwards ? -1 : 1);
@@ -195,13 +179,12 @@ export class SqliteEventStore implements EventStore {
   async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
     const params: unknown[] = [];
     const sql = `SELECT ${COLUMNS} FROM events WHERE (stream, revision) > (?, ?) AND position <= ?${filterSql(options, params)} ORDER BY stream, revision LIMIT ?`;
-    let stmt = this.pages.get(sql);
-    if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], RawRow>(sql).raw(true)));
+    const stmt = this.page(sql);
     let stream = options.streamPrefix;
     let revision = -1;
     for (;;) {
       const rows = stmt.all(stream, revision, options.through, ...params, PAGE);
-      for (const row of rows) yield fromRaw(row);
+      for (const row of rows) yield toEvent(row);
       if (rows.length < PAGE) return;
       stream = rows[rows.length - 1]![2];
       revision = rows[rows.length - 1]![3];
@@ -221,9 +204,14 @@ export class SqliteEventStore implements EventStore {
     }
     sql += filterSql(filter, params) + ' ORDER BY position LIMIT ?';
     params.push(limit);
+    return this.page(sql).all(...params).map(toEvent);
+  }
+
+  /** A page query, prepared once (its text depends on the filter and bounds asked for). */
+  private page(sql: string): Database.Statement<unknown[], EventRow> {
     let stmt = this.pages.get(sql);
-    if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], RawRow>(sql).raw(true)));
-    return stmt.all(...params).map(fromRaw);
+    if (!stmt) this.pages.set(sql, (stmt = this.db.prepare<unknown[], EventRow>(sql).raw(true)));
+    return stmt;
   }
 
   async headPosition(): Promise<number> {

@@ -16,14 +16,10 @@ import { DuplicateEventIdError, WrongExpectedRevisionError, type NewEvent } from
 import { openSqliteEventStore } from '../../../src/events/adapters/sqlite-event-store.ts';
 import { AppendThreadStoppedError, SqliteAppendThread } from '../../../src/events/adapters/sqlite-append-thread.ts';
 import { tempDir } from '../../support/tmp.ts';
+import { collect } from '../../support/async-iterables.ts';
 
 const ev = (type = 'E', id = randomUUID()): NewEvent => ({ id, type, data: { n: Math.random() } });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const collect = async <T>(it: AsyncIterable<T>) => {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
-};
 /** Waits for `cond`, bounded (a busy machine is slow, never this slow). */
 const until = async (cond: () => boolean, what: string, ms = 30_000) => {
   const deadline = Date.now() + ms;

@@ -14,6 +14,7 @@ import type { NewEvent, RecordedEvent } from '../../../src/events/event-store.ts
 import { openSqliteEventStore } from '../../../src/events/adapters/sqlite-event-store.ts';
 import { RecentRows } from '../../../src/events/adapters/recent-rows.ts';
 import { tempDir } from '../../support/tmp.ts';
+import { collect } from '../../support/async-iterables.ts';
 
 type Statement = { all: (...args: unknown[]) => unknown[] };
 /** Rows that reads of the log in position order returned (the subscription's page reads), counted across every connection. */
@@ -40,11 +41,6 @@ const until = async (cond: () => boolean, what: string, ms = 30_000) => {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(5);
   }
-};
-const collect = async <T>(it: AsyncIterable<T>) => {
-  const out: T[] = [];
-  for await (const x of it) out.push(x);
-  return out;
 };
 
 const test = suite('embedded store: own appends handed to subscriptions');
@@ -112,7 +108,7 @@ test('rows held are bounded: a position dropped is read from the file', () => {
   const recent = new RecentRows(4, 1_000);
   const encoded = (n: number) => ({ stream: 's', expectedRevision: 'any' as const, events: Array.from({ length: n }, (_, i) => ({ id: `e${i}`, type: 'T', data: '{}', metadata: '{}' })) });
   recent.add([encoded(10)], { results: [{ revision: 9, position: 10 }], recordedAt: [5] });
-  assert.equal(recent.after(6, 100)?.map((r) => r.position), [7, 8, 9, 10]);
+  assert.equal(recent.after(6, 100)?.map(([position]) => position), [7, 8, 9, 10]);
   assert.is(recent.after(5, 100), undefined, 'dropped');
   assert.is(recent.after(10, 100), undefined, 'not yet appended');
   const big = { stream: 't', expectedRevision: 'any' as const, events: [{ id: 'b', type: 'T', data: 'x'.repeat(2_000), metadata: '{}' }] };
