@@ -54,6 +54,9 @@ export interface SqliteReadStoreOptions {
 /** How often a store waiting for another store's switch looks again. */
 const SWITCH_POLL_MS = 20;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits between two attempts at the write lock, as SQLite's own busy handler spaces them; the last repeats. */
+const LOCK_RETRY_MS = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
+const isBusy = (e: unknown) => e instanceof Database.SqliteError && e.code.startsWith('SQLITE_BUSY');
 
 /**
  * Embedded read store: one table per collection holding the JSON document, with a generated,
@@ -68,8 +71,11 @@ export class SqliteReadStore implements ReadStore {
   private readonly switches: SqliteSwitchMarks;
   /** Owner of the switches this store begins. */
   private readonly owner = randomUUID();
+  /** How long a write waits for the write lock: the connection's busy timeout. */
+  private readonly lockWaitMs: number;
 
   constructor(private readonly db: Database.Database, options: SqliteReadStoreOptions = {}) {
+    this.lockWaitMs = db.pragma('busy_timeout', { simple: true }) as number;
     db.exec(`
       CREATE TABLE IF NOT EXISTS _collections (name TEXT PRIMARY KEY, indexes TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS _checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL, updated_at INTEGER NOT NULL);
@@ -78,6 +84,42 @@ export class SqliteReadStore implements ReadStore {
     this.switches = new SqliteSwitchMarks(db);
     this.maxBatch = options.maxBatch ?? UNBOUNDED;
     this.switchLeaseMs = options.switchLeaseMs ?? 30_000;
+  }
+
+  /**
+   * Runs `fn` in a write transaction once this connection holds the write lock. While another
+   * connection writes (another process's rebuild commits or switches in for seconds), it waits on
+   * a timer, not in SQLite's busy handler, which sleeps on this thread: a lease renewal or a commit
+   * waiting so froze every request of the process. Gives up as the busy handler would, after the
+   * busy timeout, with SQLite's own error.
+   */
+  private async writing<T>(fn: () => T): Promise<T> {
+    const started = Date.now();
+    for (let attempt = 0; !this.tryBegin(Date.now() - started >= this.lockWaitMs); attempt++) {
+      await sleep(Math.min(LOCK_RETRY_MS[Math.min(attempt, LOCK_RETRY_MS.length - 1)]!, Math.max(1, this.lockWaitMs - (Date.now() - started))));
+    }
+    try {
+      const out = fn();
+      this.db.exec('COMMIT');
+      return out;
+    } catch (e) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  /** BEGIN IMMEDIATE without waiting: false if another connection holds the lock (thrown on the last attempt). */
+  private tryBegin(last: boolean): boolean {
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      return true;
+    } catch (e) {
+      if (!isBusy(e) || last) throw e;
+      return false;
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.lockWaitMs}`);
+    }
   }
 
   private stmt(sql: string): Database.Statement {
@@ -101,11 +143,7 @@ export class SqliteReadStore implements ReadStore {
     return set;
   }
 
-  async ensureCollection(spec: CollectionSpec): Promise<void> {
-    this.ensureSync(spec);
-  }
-
-  private ensureSync({ name, indexes = [], compoundIndexes = [] }: CollectionSpec): void {
+  async ensureCollection({ name, indexes = [], compoundIndexes = [] }: CollectionSpec): Promise<void> {
     checkName(name);
     for (const f of indexes) if (!FIELD_PATH.test(f)) throw new Error(`Invalid field path: ${f}`);
     for (const fields of compoundIndexes) {
@@ -113,7 +151,7 @@ export class SqliteReadStore implements ReadStore {
       if (missing !== undefined || fields.length < 2) throw new Error(`Invalid compound index on ${name}: ${fields.join(', ')} (two or more fields, each declared in indexes)`);
     }
     const compound = compoundIndexes.map((fields) => fields.join(COMPOUND));
-    this.db.transaction(() => {
+    await this.writing(() => {
       this.db.exec(`CREATE TABLE IF NOT EXISTS "${name}" (id TEXT PRIMARY KEY, doc TEXT NOT NULL, bin BLOB)`);
       const existing = new Set(
         (this.db.prepare(`SELECT name FROM pragma_table_xinfo(?)`).all(name) as { name: string }[]).map((r) => r.name),
@@ -130,7 +168,7 @@ export class SqliteReadStore implements ReadStore {
       const all = new Set([...this.declaredOrEmpty(name), ...indexes, ...compound]);
       this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(name, JSON.stringify([...all]));
       this.indexes.set(name, all);
-    }).immediate();
+    });
   }
 
   private declaredOrEmpty(name: string): Set<string> {
@@ -217,16 +255,16 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async upsert(collection: string, doc: Doc): Promise<void> {
-    this.db.transaction(() => this.applyOps([{ kind: 'put', collection, doc }], UNBOUNDED)).immediate();
+    await this.writing(() => this.applyOps([{ kind: 'put', collection, doc }], UNBOUNDED));
   }
 
   async delete(collection: string, id: string): Promise<void> {
-    this.db.transaction(() => this.applyOps([{ kind: 'delete', collection, id }], UNBOUNDED)).immediate();
+    await this.writing(() => this.applyOps([{ kind: 'delete', collection, id }], UNBOUNDED));
   }
 
   async bulkWrite(ops: readonly WriteOp[]): Promise<void> {
     this.checkCount(ops);
-    this.db.transaction(() => this.applyOps(ops, this.maxBatch)).immediate();
+    await this.writing(() => this.applyOps(ops, this.maxBatch));
   }
 
   private checkCount(ops: readonly WriteOp[]): void {
@@ -281,25 +319,23 @@ export class SqliteReadStore implements ReadStore {
 
   async dropCollection(name: string): Promise<void> {
     checkName(name);
-    this.db.transaction(() => {
+    await this.writing(() => {
       this.db.exec(`DROP TABLE IF EXISTS "${name}"`);
       this.db.prepare('DELETE FROM _collections WHERE name = ?').run(name);
-    }).immediate();
+    });
     this.forget(name);
   }
 
   async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
     // Both halves in one transaction: nobody ever sees the mark.
-    this.db
-      .transaction(() => {
-        const token = this.beginSync({ renames, projection, checkpoint, retired });
-        this.completeSync(projection, token);
-      })
-      .immediate();
+    await this.writing(() => {
+      const token = this.beginSync({ renames, projection, checkpoint, retired });
+      this.completeSync(projection, token);
+    });
   }
 
   async beginSwitch(plan: SwitchPlan): Promise<void> {
-    this.db.transaction(() => this.beginSync(plan)).immediate();
+    await this.writing(() => this.beginSync(plan));
   }
 
   private beginSync(plan: SwitchPlan): string {
@@ -324,13 +360,13 @@ export class SqliteReadStore implements ReadStore {
       }
       if (mark.owner !== this.owner) {
         // Another store's switch: wait while its process may still finish it, take it over after.
-        if (Date.now() < mark.expiresAt || !this.switches.takeOver(name, seen, mark, this.owner, Date.now() + this.switchLeaseMs)) {
+        if (Date.now() < mark.expiresAt || !(await this.writing(() => this.switches.takeOver(name, seen, mark, this.owner, Date.now() + this.switchLeaseMs)))) {
           await sleep(SWITCH_POLL_MS);
           continue;
         }
       }
       // Looks again afterwards: a store that took this switch over meanwhile finishes it instead.
-      this.db.transaction(() => this.completeSync(name, mark.token)).immediate();
+      await this.writing(() => this.completeSync(name, mark.token));
     }
   }
 
@@ -390,17 +426,17 @@ export class SqliteReadStore implements ReadStore {
 
   async commitBatch(projection: string, ops: readonly WriteOp[], expected: Checkpoint | null, next: Checkpoint): Promise<void> {
     this.checkCount(ops);
-    this.db.transaction(() => {
+    await this.writing(() => {
       const row = this.switches.row(projection);
       const actual = row ? toCheckpoint(row) : null;
       if (row?.switching || !sameCheckpoint(expected, actual)) throw new CheckpointConflictError(projection, expected, actual);
       this.applyOps(ops, this.maxBatch);
       this.setCheckpoint(projection, next.position);
-    }).immediate();
+    });
   }
 
   async deleteCheckpoint(projection: string): Promise<void> {
-    this.stmt('DELETE FROM _checkpoints WHERE projection = ?').run(projection);
+    await this.writing(() => this.stmt('DELETE FROM _checkpoints WHERE projection = ?').run(projection));
   }
 
   async close(): Promise<void> {
@@ -411,11 +447,13 @@ export class SqliteReadStore implements ReadStore {
     this.declared(collection);
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field) || field === 'id') throw new Error(`Invalid field to increment: ${field}`);
     // One statement: SQLite's write lock makes it atomic across connections and processes.
-    const row = this.withBytesColumn(() =>
-      this.stmt(
-        `INSERT INTO "${collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', coalesce(json_extract(doc, '$.${field}'), 0) + ?) RETURNING doc, bin`,
-      ).get(id, JSON.stringify({ ...init, id, [field]: by }), by),
-    ) as Row;
+    const row = (await this.writing(() =>
+      this.withBytesColumn(() =>
+        this.stmt(
+          `INSERT INTO "${collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', coalesce(json_extract(doc, '$.${field}'), 0) + ?) RETURNING doc, bin`,
+        ).get(id, JSON.stringify({ ...init, id, [field]: by }), by),
+      ),
+    )) as Row;
     return unpackDoc(row.doc, row.bin);
   }
 
@@ -426,15 +464,15 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async acquireLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.leases.acquire(name, owner, ttlMs);
+    return this.writing(() => this.leases.acquire(name, owner, ttlMs));
   }
 
   async renewLease(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    return this.leases.renew(name, owner, ttlMs);
+    return this.writing(() => this.leases.renew(name, owner, ttlMs));
   }
 
   async releaseLease(name: string, owner: string): Promise<void> {
-    this.leases.release(name, owner);
+    await this.writing(() => this.leases.release(name, owner));
   }
 
   async getLease(name: string): Promise<Lease | null> {
