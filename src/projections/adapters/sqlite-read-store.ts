@@ -73,6 +73,8 @@ export class SqliteReadStore implements ReadStore {
   private readonly owner = randomUUID();
   /** How long a write waits for the write lock: the connection's busy timeout. */
   private readonly lockWaitMs: number;
+  /** Settles once the writes waiting for the lock have run; none while no write waits. */
+  private waiting: Promise<void> | undefined;
 
   constructor(private readonly db: Database.Database, options: SqliteReadStoreOptions = {}) {
     this.lockWaitMs = db.pragma('busy_timeout', { simple: true }) as number;
@@ -91,13 +93,33 @@ export class SqliteReadStore implements ReadStore {
    * connection writes (another process's rebuild commits or switches in for seconds), it waits on
    * a timer, not in SQLite's busy handler, which sleeps on this thread: a lease renewal or a commit
    * waiting so froze every request of the process. Gives up as the busy handler would, after the
-   * busy timeout, with SQLite's own error.
+   * busy timeout, with SQLite's own error. This store's writes keep the order they were asked in: one
+   * asked while others wait goes after them.
    */
   private async writing<T>(fn: () => T): Promise<T> {
+    if (this.waiting === undefined && this.tryBegin(false)) return this.inTransaction(fn);
+    const turn = (this.waiting ?? Promise.resolve()).then(() => this.lockThen(fn));
+    const settled = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.waiting = settled;
+    void settled.then(() => {
+      if (this.waiting === settled) this.waiting = undefined;
+    });
+    return turn;
+  }
+
+  private async lockThen<T>(fn: () => T): Promise<T> {
     const started = Date.now();
     for (let attempt = 0; !this.tryBegin(Date.now() - started >= this.lockWaitMs); attempt++) {
       await sleep(Math.min(LOCK_RETRY_MS[Math.min(attempt, LOCK_RETRY_MS.length - 1)]!, Math.max(1, this.lockWaitMs - (Date.now() - started))));
     }
+    return this.inTransaction(fn);
+  }
+
+  /** `fn` in the transaction just begun: committed, or rolled back if it throws. */
+  private inTransaction<T>(fn: () => T): T {
     try {
       const out = fn();
       this.db.exec('COMMIT');

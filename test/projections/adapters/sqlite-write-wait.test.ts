@@ -63,6 +63,30 @@ for (const [name, write] of Object.entries(writes)) {
   });
 }
 
+test("writes keep the order they were asked in: one asked while another waits goes after it", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-write-wait-'));
+  const file = join(dir, 'read.db');
+  const store = openSqliteReadStore(file, { busyTimeoutMs: 2_000 });
+  const other = new Database(file);
+  try {
+    await store.ensureCollection({ name: 'docs', indexes: [] });
+    other.exec('BEGIN IMMEDIATE');
+    const first = store.upsert('docs', { id: 'd', v: 1 });
+    // The first write now sleeps tens of milliseconds between its attempts; a write asked now would
+    // try again within a few and, on its own, take the lock first once it is let go.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    const second = store.upsert('docs', { id: 'd', v: 2 });
+    setTimeout(() => other.exec('COMMIT'), 3);
+    await Promise.all([first, second]);
+    assert.equal((await store.get('docs', 'd'))?.v, 2);
+  } finally {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a write gives up after the busy timeout, leaving nothing written, and the store writes again afterwards', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'svc-write-wait-'));
   const file = join(dir, 'read.db');
