@@ -17,17 +17,9 @@ import { openSqliteEventStore } from '../../../src/events/adapters/sqlite-event-
 import { AppendThreadStoppedError, SqliteAppendThread } from '../../../src/events/adapters/sqlite-append-thread.ts';
 import { tempDir } from '../../support/tmp.ts';
 import { collect } from '../../support/async-iterables.ts';
+import { until } from '../../support/wait.ts';
 
 const ev = (type = 'E', id = randomUUID()): NewEvent => ({ id, type, data: { n: Math.random() } });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** Waits for `cond`, bounded (a busy machine is slow, never this slow). */
-const until = async (cond: () => boolean, what: string, ms = 30_000) => {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-};
 
 const childScript = fileURLToPath(new URL('./sqlite-append-child.ts', import.meta.url));
 const runChild = (file: string, mode: string) => {

@@ -15,6 +15,7 @@ import { openSqliteEventStore } from '../../../src/events/adapters/sqlite-event-
 import { RecentRows } from '../../../src/events/adapters/recent-rows.ts';
 import { tempDir } from '../../support/tmp.ts';
 import { collect } from '../../support/async-iterables.ts';
+import { sleep, until } from '../../support/wait.ts';
 
 type Statement = { all: (...args: unknown[]) => unknown[] };
 /** Rows that reads of the log in position order returned (the subscription's page reads), counted across every connection. */
@@ -35,14 +36,6 @@ proto.prepare = function (sql: string) {
 };
 
 const ev = (n: number, id = randomUUID()): NewEvent => ({ id, type: n % 2 ? 'Odd' : 'Even', data: { n, at: new Date(1_700_000_000_000 + n) }, metadata: { actor: `user:u${n}` } });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const until = async (cond: () => boolean, what: string, ms = 30_000) => {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-};
 
 const test = suite('embedded store: own appends handed to subscriptions');
 

@@ -1,10 +1,9 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import { tempDir } from '../../support/tmp.ts';
 
 // A service's lease renewals and commits waited for another process's write (a rebuild committing
 // or switching in, seconds at a time) in SQLite's busy handler, which sleeps on the calling thread:
@@ -26,16 +25,30 @@ const writes: Record<string, (s: SqliteReadStore) => Promise<unknown>> = {
   deleteCheckpoint: (s) => s.deleteCheckpoint('p'),
 };
 
+/**
+ * A store with a `docs` collection, and another connection to its file (to hold the write lock),
+ * for `run`; both closed and the file removed afterwards, whatever `run` left open.
+ */
+const withOtherConnection = async (busyTimeoutMs: number, run: (store: SqliteReadStore, other: Database.Database) => Promise<void>) => {
+  const dir = tempDir('svc-write-wait');
+  const file = join(dir.dir, 'read.db');
+  const store = openSqliteReadStore(file, { busyTimeoutMs });
+  const other = new Database(file);
+  try {
+    await store.ensureCollection({ name: 'docs', indexes: [] });
+    await run(store, other);
+  } finally {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
+    await store.close();
+    dir.remove();
+  }
+};
+
 for (const [name, write] of Object.entries(writes)) {
-  test(`${name} waits on a timer, then writes once the other connection commits`, async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-write-wait-'));
-    const file = join(dir, 'read.db');
+  test(`${name} waits on a timer, then writes once the other connection commits`, () =>
     // Patience longer than the hold, short enough that a blocked thread fails the test quickly.
-    const store = openSqliteReadStore(file, { busyTimeoutMs: 2_000 });
-    const other = new Database(file);
-    let release: NodeJS.Timeout | undefined;
-    try {
-      await store.ensureCollection({ name: 'docs', indexes: [] });
+    withOtherConnection(2_000, async (store, other) => {
       await store.ensureCollection({ name: 'spare', indexes: [] });
       await store.upsert('docs', { id: 'a' });
       await store.commitBatch('p', [], null, { position: 1 });
@@ -43,33 +56,24 @@ for (const [name, write] of Object.entries(writes)) {
       other.pragma('busy_timeout = 0');
       other.exec('BEGIN IMMEDIATE');
       let released = false;
-      release = setTimeout(() => {
+      const release = setTimeout(() => {
         released = true;
         other.exec('COMMIT');
       }, 100);
-      const started = performance.now();
-      await write(store);
-      clearTimeout(release);
-      assert.ok(released, 'the write finished before the other connection let go of the lock');
-      assert.ok(performance.now() - started >= 90, 'the write waited for the other connection');
-      assert.not.ok(other.inTransaction);
-    } finally {
-      clearTimeout(release);
-      if (other.inTransaction) other.exec('ROLLBACK');
-      other.close();
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+      try {
+        const started = performance.now();
+        await write(store);
+        assert.ok(released, 'the write finished before the other connection let go of the lock');
+        assert.ok(performance.now() - started >= 90, 'the write waited for the other connection');
+        assert.not.ok(other.inTransaction);
+      } finally {
+        clearTimeout(release);
+      }
+    }));
 }
 
-test("writes keep the order they were asked in: one asked while another waits goes after it", async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-write-wait-'));
-  const file = join(dir, 'read.db');
-  const store = openSqliteReadStore(file, { busyTimeoutMs: 2_000 });
-  const other = new Database(file);
-  try {
-    await store.ensureCollection({ name: 'docs', indexes: [] });
+test('writes keep the order they were asked in: one asked while another waits goes after it', () =>
+  withOtherConnection(2_000, async (store, other) => {
     other.exec('BEGIN IMMEDIATE');
     const first = store.upsert('docs', { id: 'd', v: 1 });
     // The first write now sleeps tens of milliseconds between its attempts; a write asked now would
@@ -79,21 +83,10 @@ test("writes keep the order they were asked in: one asked while another waits go
     setTimeout(() => other.exec('COMMIT'), 3);
     await Promise.all([first, second]);
     assert.equal((await store.get('docs', 'd'))?.v, 2);
-  } finally {
-    if (other.inTransaction) other.exec('ROLLBACK');
-    other.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('a write gives up after the busy timeout, leaving nothing written, and the store writes again afterwards', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-write-wait-'));
-  const file = join(dir, 'read.db');
-  const store = openSqliteReadStore(file, { busyTimeoutMs: 300 });
-  const other = new Database(file);
-  try {
-    await store.ensureCollection({ name: 'docs', indexes: [] });
+test('a write gives up after the busy timeout, leaving nothing written, and the store writes again afterwards', () =>
+  withOtherConnection(300, async (store, other) => {
     other.exec('BEGIN IMMEDIATE');
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 20);
@@ -110,12 +103,6 @@ test('a write gives up after the busy timeout, leaving nothing written, and the 
     assert.equal(await store.get('docs', 'x'), null);
     await store.upsert('docs', { id: 'y' });
     assert.equal((await store.get('docs', 'y'))?.id, 'y');
-  } finally {
-    if (other.inTransaction) other.exec('ROLLBACK');
-    other.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
 test.run();
