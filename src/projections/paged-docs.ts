@@ -1,14 +1,14 @@
 import type { Doc, ReadStore } from './read-store.ts';
 
 /**
- * Every document of a collection in id order, read a page at a time: a snapshot of a fold larger
+ * Every document of a collection in id order, read and yielded a page at a time: a snapshot of a fold larger
  * than memory is written while it is read, never held whole.
  */
-export async function* pagedDocs(reads: ReadStore, collection: string, pageSize = 2000): AsyncGenerator<Doc> {
+export async function* pagedDocs(reads: ReadStore, collection: string, pageSize = 2000): AsyncGenerator<Doc[]> {
   let after: string | undefined;
   for (;;) {
     const page = await reads.find(collection, { ...(after === undefined ? {} : { where: { id: { $gt: after } } }), sort: [['id', 'asc']], limit: pageSize });
-    yield* page;
+    if (page.length > 0) yield page;
     if (page.length < pageSize) return;
     after = page[page.length - 1]!.id;
   }

@@ -69,8 +69,8 @@ export interface BatchContext {
   readonly changes: readonly WriteOp[];
   /** Set while the projection is being rebuilt. */
   readonly rebuild?: RebuildTarget;
-  /** Every document of one of the projector's collections, as folded up to `last`. */
-  state(collection: string): Promise<Iterable<Doc> | AsyncIterable<Doc>>;
+  /** Every document of one of the projector's collections, as folded up to `last`, a page at a time. */
+  state(collection: string): Promise<Iterable<readonly Doc[]> | AsyncIterable<readonly Doc[]>>;
 }
 
 /** Where a rebuild writes: fresh copies of the projector's collections under other names. */

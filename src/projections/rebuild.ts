@@ -370,7 +370,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
         changes: b.docs.takeChanges(),
         rebuild: target,
         state: async (collection) => {
-          if (b.docs.complete) return b.docs.documents(collection);
+          if (b.docs.complete) return [b.docs.documents(collection)];
           await commit(b, position);
           return pagedDocs(reads, target.physical(collection));
         },

@@ -87,8 +87,12 @@ export const entryBytes = (e: EncodedEntry): number => Buffer.byteLength(e.id) +
 /** A document's JSON as a chunk holds it (not empty), made whole again. */
 export const withId = (id: string, json: string): string => `${ID_KEY}${JSON.stringify(id)}${json === '{}' ? '' : ','}${json.slice(1)}`;
 
-/** The stored chunk `id` of entries already encoded (encodeEntry). */
-export const encodeChunk = async (id: string, entries: readonly EncodedEntry[]): Promise<StoredChunk> => {
+/**
+ * The text of a chunk of entries already encoded (encodeEntry), as bytes (encodeChunk compresses
+ * it): bytes off the JavaScript heap, so a chunk waiting to be compressed is not copied about by
+ * the garbage collector.
+ */
+export const chunkText = (entries: readonly EncodedEntry[]): Buffer => {
   // One run per collection (a delta lists its changes as they came, collections mixed); each
   // document is in a chunk once, so their order within it means nothing.
   const runs = new Map<string, EncodedEntry[]>();
@@ -98,11 +102,17 @@ export const encodeChunk = async (id: string, entries: readonly EncodedEntry[]):
     else runs.set(e.collection, [e]);
   }
   const parts: string[] = [];
-  for (const [collection, run] of runs) parts.push(`\t${escape(collection)}\t${run.length}`, ...run.map((e) => e.id), ...run.map((e) => e.json));
-  const text = parts.join('\n');
-  const z = await compress(text, {
-    params: { [constants.BROTLI_PARAM_QUALITY]: QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: Buffer.byteLength(text) },
-  });
+  for (const [collection, run] of runs) {
+    parts.push(`\t${escape(collection)}\t${run.length}`);
+    for (const e of run) parts.push(e.id);
+    for (const e of run) parts.push(e.json);
+  }
+  return Buffer.from(parts.join('\n'));
+};
+
+/** The stored chunk `id` of a chunk's text (chunkText). */
+export const encodeChunk = async (id: string, text: Buffer): Promise<StoredChunk> => {
+  const z = await compress(text, { params: { [constants.BROTLI_PARAM_QUALITY]: QUALITY, [constants.BROTLI_PARAM_SIZE_HINT]: text.length } });
   return { id, f: 4, z };
 };
 

@@ -1,7 +1,7 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import { noPause, type BatchContext, type Pause, type Projector } from '../projector.ts';
 import { writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
-import { COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type StoredChunk } from './snapshot-chunks.ts';
+import { chunkText, COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type StoredChunk } from './snapshot-chunks.ts';
 import { copyState, lazyCollection, viewState } from './lazy-docs.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
@@ -207,26 +207,29 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
  * Chunk documents of snapshot `id`: at most CHUNK entries each, and entries' text of at most a
  * share of `maxBytes` that stays within it once compressed (an entry larger than that alone makes
  * a chunk of its own; a run header per collection fits in what that share leaves). Each entry is
- * encoded once: its text sizes the chunk and is what is compressed.
+ * encoded once: its text sizes the chunk and is what is compressed. The entries come a page at a
+ * time: a promise per entry was a fifth of what a rebuild's snapshots allocated.
  */
-async function* toChunks(id: string, entries: Iterable<Entry> | AsyncIterable<Entry>, maxBytes: number): AsyncGenerator<Sized> {
+async function* toChunks(id: string, pages: Iterable<readonly Entry[]> | AsyncIterable<readonly Entry[]>, maxBytes: number): AsyncGenerator<Sized> {
   // What the rest of a chunk document takes (the longest id a snapshot's chunk can have, the keys), so the whole stays within maxBytes.
   const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, f: 4, z: null }))) * COMPRESSED_SHARE);
   let count = 0;
   let encoded: EncodedEntry[] = [];
   let bytes = 0;
   const flush = async (): Promise<Sized> => {
-    const doc = await encodeChunk(`${id}#${count++}`, encoded);
+    const doc = await encodeChunk(`${id}#${count++}`, chunkText(encoded));
     encoded = [];
     bytes = 0;
     return sized({ kind: 'put', collection: SNAPSHOTS, doc });
   };
-  for await (const entry of entries) {
-    const e = encodeEntry(entry);
-    const size = entryBytes(e);
-    if (encoded.length > 0 && (encoded.length >= CHUNK || bytes + size > budget)) yield await flush();
-    bytes += size;
-    encoded.push(e);
+  for await (const page of pages) {
+    for (const entry of page) {
+      const e = encodeEntry(entry);
+      const size = entryBytes(e);
+      if (encoded.length > 0 && (encoded.length >= CHUNK || bytes + size > budget)) yield await flush();
+      bytes += size;
+      encoded.push(e);
+    }
   }
   if (encoded.length > 0) yield await flush();
 }
@@ -243,11 +246,11 @@ interface Tracker {
   upTo?: number;
 }
 
-const writeSnapshot = async (reads: ReadStore, key: string, entries: Iterable<Entry> | AsyncIterable<Entry>, position: number, recordedAt: Date, chain: readonly string[]) => {
+const writeSnapshot = async (reads: ReadStore, key: string, pages: Iterable<readonly Entry[]> | AsyncIterable<readonly Entry[]>, position: number, recordedAt: Date, chain: readonly string[]) => {
   const id = `${key}@${position}`;
   let chunks = 0;
   const counted = async function* () {
-    for await (const chunk of toChunks(id, entries, Math.min(CHUNK_BYTES, reads.maxBatch.bytes))) {
+    for await (const chunk of toChunks(id, pages, Math.min(CHUNK_BYTES, reads.maxBatch.bytes))) {
       chunks++;
       yield chunk;
     }
@@ -296,16 +299,16 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
       const ratio = ctx.rebuild ? REBUILD_CHAIN_RATIO : CHAIN_RATIO;
       const onto = delta && t.last && t.last.chain.length < MAX_CHAIN && t.chainDocs + delta.length <= t.baseDocs * ratio ? t.last : null;
       if (onto && (await ctx.reads.get(SNAPSHOTS, onto.id))) {
-        t.last = await writeSnapshot(ctx.reads, key, delta!, last.position, last.recordedAt, onto.chain);
+        t.last = await writeSnapshot(ctx.reads, key, [delta!], last.position, last.recordedAt, onto.chain);
         t.chainDocs += delta!.length;
       } else {
         // Streamed: a fold's whole state need not fit in memory twice (or at all, once a rebuild spills it).
         let count = 0;
-        const entries = async function* (): AsyncGenerator<Entry> {
+        const entries = async function* (): AsyncGenerator<Entry[]> {
           for (const spec of stored) {
-            for await (const doc of await ctx.state(spec.name)) {
-              count++;
-              yield [spec.name, doc.id, doc];
+            for await (const page of await ctx.state(spec.name)) {
+              count += page.length;
+              yield page.map((doc): Entry => [spec.name, doc.id, doc]);
             }
           }
         };

@@ -32,7 +32,7 @@ test('fold states kept for at answers stay within the bound in bytes, least rece
   for (const [i, fold] of folds.entries()) {
     const docs = docsOf(2000, fold.name);
     states.set(fold.name, docs);
-    await withSnapshots(fold, 1).afterBatch!({ reads: ctx.reads, last: event(10 + i), changes: [], state: async () => docs });
+    await withSnapshots(fold, 1).afterBatch!({ reads: ctx.reads, last: event(10 + i), changes: [], state: async () => [docs] });
   }
   const metas = await ctx.reads.find<{ id: string; collection: string; position: number; recordedAt: string; chunks: number; chain: string[] }>(SNAPSHOTS, { where: { collection: { $in: ['a', 'b', 'c'] } } });
   const bound = 2.5 * 2 ** 20;
@@ -56,7 +56,7 @@ test('fold states kept for at answers stay within the bound in bytes, least rece
 test('a state larger than the bound alone is not kept', async (ctx) => {
   const fold: Projector = { name: 'big', collections: [{ name: 'docs' }], apply: () => undefined };
   const docs = docsOf(3000, 'big');
-  await withSnapshots(fold, 1).afterBatch!({ reads: ctx.reads, last: event(10), changes: [], state: async () => docs });
+  await withSnapshots(fold, 1).afterBatch!({ reads: ctx.reads, last: event(10), changes: [], state: async () => [docs] });
   const [meta] = await ctx.reads.find<{ id: string; collection: string; position: number; recordedAt: string; chunks: number; chain: string[] }>(SNAPSHOTS, { where: { collection: 'big' } });
   const cache = new ParsedSnapshotCache(2 ** 20);
   const state = await loadSnapshot(ctx.reads, cache, meta!);
@@ -71,10 +71,10 @@ test('a state loaded from a chain weighs the texts of the documents it keeps, no
   const fold: Projector = { name: 'over', collections: [{ name: 'docs' }], apply: () => undefined };
   const snapshots = withSnapshots(fold, 1);
   const big = docsOf(2000, 'o');
-  await snapshots.afterBatch!({ reads: ctx.reads, last: event(10), changes: [], state: async () => big });
+  await snapshots.afterBatch!({ reads: ctx.reads, last: event(10), changes: [], state: async () => [big] });
   const small = big.slice(1).map((d): Doc => ({ id: d.id }));
   const now = [big[0]!, ...small];
-  await snapshots.afterBatch!({ reads: ctx.reads, last: event(20), changes: small.map((doc) => ({ kind: 'put', collection: 'docs', doc })), state: async () => now });
+  await snapshots.afterBatch!({ reads: ctx.reads, last: event(20), changes: small.map((doc) => ({ kind: 'put', collection: 'docs', doc })), state: async () => [now] });
   const meta = (await latestSnapshot(ctx.reads, 'over'))!;
   assert.is(meta.chain.length, 2, 'a delta on the full snapshot');
 

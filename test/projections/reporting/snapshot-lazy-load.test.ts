@@ -38,7 +38,7 @@ test('documents are parsed when read, overridden versions never; the state reads
       else if (op.kind === 'delete') state.get(op.collection)!.delete(op.id);
     }
     position += 10;
-    await snapshots.afterBatch!({ reads, last: event(position), changes, state: async (c: string) => [...state.get(c)!.values()] });
+    await snapshots.afterBatch!({ reads, last: event(position), changes, state: async (c: string) => [[...state.get(c)!.values()]] });
   };
   await batch(Array.from({ length: 400 }, (_, i) => ({ kind: 'put', collection: i % 2 ? 'rows' : 'objects', doc: doc(i % 2 ? 'rows' : 'objects', i, 0) }) as WriteOp));
   // Deltas: documents changed again and again, some deleted, a few created.
@@ -91,7 +91,7 @@ test('loading calls the pause between slices: a slice of entries applied, of row
   const docs = Array.from({ length: 6000 }, (_, i) => doc(collectionOf(i), i, 0));
   const changes = docs.map((d, i) => ({ kind: 'put', collection: collectionOf(i), doc: d }) as WriteOp);
   const byCollection = (c: string) => docs.filter((_, i) => collectionOf(i) === c);
-  await snapshots.afterBatch!({ reads, last: event(10), changes, state: async (c: string) => byCollection(c) });
+  await snapshots.afterBatch!({ reads, last: event(10), changes, state: async (c: string) => [byCollection(c)] });
   const meta = (await latestSnapshot(reads, 'lazy'))!;
   await countingParses(MARK, async (parsed) => {
     let pauses = 0;

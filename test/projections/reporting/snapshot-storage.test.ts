@@ -10,7 +10,7 @@ import type { RecordedEvent } from '../../../src/events/event-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import type { Doc } from '../../../src/projections/read-store.ts';
 import { SNAPSHOTS, latestSnapshot, loadSnapshot, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
-import { chunkEntries, encodeChunk, encodeEntry, type Entry, type StoredChunk } from '../../../src/projections/reporting/snapshot-chunks.ts';
+import { chunkEntries, chunkText as textOf, encodeChunk, encodeEntry, type Entry, type StoredChunk } from '../../../src/projections/reporting/snapshot-chunks.ts';
 import { openSnapshotStore, snapshotStoreSuite, type SnapshotStoreCtx } from '../../support/snapshot-store.ts';
 
 const test = snapshotStoreSuite('snapshot storage', 'svc-snapshot-storage');
@@ -42,7 +42,7 @@ const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2
 const storePeople = async (ctx: SnapshotStoreCtx) => {
   const reads = await open(ctx);
   const docs = people(5000);
-  await withSnapshots(fold, 1).afterBatch!({ reads, last: event(10), changes: [], state: async () => docs });
+  await withSnapshots(fold, 1).afterBatch!({ reads, last: event(10), changes: [], state: async () => [docs] });
   const entriesJson = docs.reduce((n, doc) => n + Buffer.byteLength(JSON.stringify(['objects', doc.id, doc])), 0);
   const db = new Database(join(ctx.dir, 'read.db'), { readonly: true });
   const { stored } = db.prepare(`SELECT sum(length(CAST(doc AS BLOB)) + coalesce(length(bin), 0)) AS stored FROM "${SNAPSHOTS}"`).get() as { stored: number };
@@ -96,7 +96,7 @@ test('a chunk\'s stored JSON names z and its format, so a version reading format
 test('chunks written as base64 text (format 3) still load', async (ctx) => {
   const reads = await open(ctx);
   const docs = people(30);
-  const doc = await encodeChunk('people@5#0', docs.map((d) => encodeEntry(['objects', d.id, d])));
+  const doc = await encodeChunk('people@5#0', textOf(docs.map((d) => encodeEntry(['objects', d.id, d]))));
   const meta = { id: 'people@5', collection: 'people', position: 5, recordedAt: event(5).recordedAt.toISOString(), chunks: 1, chain: ['people@5'] };
   await reads.bulkWrite([
     { kind: 'put', collection: SNAPSHOTS, doc: { id: doc.id, f: 3, z: Buffer.from(doc.z as Uint8Array).toString('base64') } },
@@ -147,7 +147,7 @@ test('a chunk holds each id once and each collection name once', async (ctx) => 
   const docs = people(300);
   const rows = docs.map((d) => ({ id: d.id, values: [d.title] }));
   const state = { objects: docs, rows };
-  await snapshots.afterBatch!({ reads, last: event(10), changes: [], state: async (c: string) => state[c as keyof typeof state] });
+  await snapshots.afterBatch!({ reads, last: event(10), changes: [], state: async (c: string) => [state[c as keyof typeof state]] });
   // A delta lists its changes as they came: collections mixed.
   const changes = docs.slice(0, 40).flatMap((d, i) => [
     { kind: 'put', collection: 'objects', doc: { ...d, title: `Changed ${i}` } } as const,
@@ -184,7 +184,7 @@ test('entries read back as written: odd ids and names, a document without its id
     ['rows', '{"id":', { id: '{"id":', values: ['{"id":"x",'] }],
     ['objects', 'é日本', { id: 'é日本', title: 'naïve \u0000 \\' }],
   ];
-  const doc = await encodeChunk('t#0', entries.map(encodeEntry));
+  const doc = await encodeChunk('t#0', textOf(entries.map(encodeEntry)));
   // Grouped by collection, in the order each first came (a chunk holds a document once: order within it means nothing).
   const order = [...new Set(entries.map(([c]) => c))];
   assert.equal(await chunkEntries(doc), order.flatMap((c) => entries.filter(([other]) => other === c)));

@@ -45,7 +45,7 @@ stored('an answer from a kept state copies none of its documents, and changes to
     reads,
     last: { position: 10, recordedAt: new Date(Date.UTC(2024, 0, 1)) } as RecordedEvent,
     changes: all,
-    state: async (c: string) => all.filter((op) => op.collection === c).map((op) => op.doc),
+    state: async (c: string) => [all.filter((op) => op.collection === c).map((op) => op.doc)],
   });
   const meta = (await latestSnapshot(reads, 'views'))!;
   const kept = new ParsedSnapshotCache(64 * 2 ** 20);
@@ -76,7 +76,7 @@ stored('a document is parsed once for every view of a kept state', async (ctx) =
     reads,
     last: { position: 5, recordedAt: new Date(Date.UTC(2024, 0, 1)) } as RecordedEvent,
     changes: all,
-    state: async () => all.map((op) => op.doc),
+    state: async () => [all.map((op) => op.doc)],
   });
   const meta = (await latestSnapshot(reads, 'parse'))!;
   const kept = new ParsedSnapshotCache(64 * 2 ** 20);
