@@ -61,8 +61,13 @@ export const lookAhead = (collection: CollectionDef, depth: number): { readonly 
   return { walk, chains: sources.filter((s) => linkDepth(s) > 0) };
 };
 
-const values = (object: ObjectInfo, s: { attribute: string; qualifier?: string }): readonly AttributeValue[] =>
-  (object.attributes[s.attribute] ?? []).filter((v) => s.qualifier === undefined || v.qualifier === s.qualifier);
+const NONE: readonly AttributeValue[] = [];
+
+/** A source's values on an object; the object's own list when no qualifier narrows it (a fold reads these for every fact of every row it computes). */
+const values = (object: ObjectInfo, s: { attribute: string; qualifier?: string }): readonly AttributeValue[] => {
+  const all = object.attributes[s.attribute] ?? NONE;
+  return s.qualifier === undefined ? all : all.filter((v) => v.qualifier === s.qualifier);
+};
 
 /** A raw value, before normalisation to the fact type. */
 const derive = (source: FactSource, object: ObjectInfo, lookup: Lookup, schema: Schema): unknown => {
