@@ -1,8 +1,8 @@
 import type { Doc, ReadStore } from './read-store.ts';
 
 /**
- * Every document of a collection in id order, read and yielded a page at a time: a snapshot of a fold larger
- * than memory is written while it is read, never held whole.
+ * Every document of a collection in id order, read and yielded a page at a time: a snapshot of a
+ * fold larger than memory is written while it is read, never held whole.
  */
 export async function* pagedDocs(reads: ReadStore, collection: string, pageSize = 2000): AsyncGenerator<Doc[]> {
   let after: string | undefined;

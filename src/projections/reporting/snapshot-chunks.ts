@@ -87,11 +87,7 @@ export const entryBytes = (e: EncodedEntry): number => Buffer.byteLength(e.id) +
 /** A document's JSON as a chunk holds it (not empty), made whole again. */
 export const withId = (id: string, json: string): string => `${ID_KEY}${JSON.stringify(id)}${json === '{}' ? '' : ','}${json.slice(1)}`;
 
-/**
- * The text of a chunk of entries already encoded (encodeEntry), as bytes (encodeChunk compresses
- * it): bytes off the JavaScript heap, so a chunk waiting to be compressed is not copied about by
- * the garbage collector.
- */
+/** The text of a chunk of entries already encoded (encodeEntry), as the bytes encodeChunk compresses. */
 export const chunkText = (entries: readonly EncodedEntry[]): Buffer => {
   // One run per collection (a delta lists its changes as they came, collections mixed); each
   // document is in a chunk once, so their order within it means nothing.

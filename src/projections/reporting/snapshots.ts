@@ -208,7 +208,7 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
  * share of `maxBytes` that stays within it once compressed (an entry larger than that alone makes
  * a chunk of its own; a run header per collection fits in what that share leaves). Each entry is
  * encoded once: its text sizes the chunk and is what is compressed. The entries come a page at a
- * time: a promise per entry was a fifth of what a rebuild's snapshots allocated.
+ * time: a promise per entry was over a quarter of what a rebuild's snapshots allocated.
  */
 async function* toChunks(id: string, pages: Iterable<readonly Entry[]> | AsyncIterable<readonly Entry[]>, maxBytes: number): AsyncGenerator<Sized> {
   // What the rest of a chunk document takes (the longest id a snapshot's chunk can have, the keys), so the whole stays within maxBytes.
