@@ -350,7 +350,11 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
     const after = position;
     for (const event of batch) {
       for (const b of builds) {
-        if (event.position > b.stored && (b.handles === undefined || b.handles.has(event.type))) await b.projector.apply(event, b.docs);
+        if (event.position > b.stored && (b.handles === undefined || b.handles.has(event.type))) {
+          // Awaited only when it waits: folds over documents at hand return nothing, and a turn per event adds up.
+          const applied = b.projector.apply(event, b.docs);
+          if (applied) await applied;
+        }
         // A commit window ends at an event boundary once it fills what one commit may carry.
         if (windowFull(b.docs.pending, b.docs.pendingBytes, limit)) await commit(b, event.position);
       }
@@ -444,7 +448,8 @@ const foldByStream = async (
         next = folded + every;
       }
     }
-    await b.projector.apply(event, docs);
+    const applied = b.projector.apply(event, docs);
+    if (applied) await applied;
     folded++;
     if (windowFull(docs.pending, docs.pendingBytes, limit)) await write();
   }

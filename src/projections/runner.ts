@@ -563,7 +563,10 @@ export class ProjectionRunner {
     const after = run.folded;
     const docs = (run.docs ??= this.newDocs());
     for (const event of batch) {
-      if (projector.handles === undefined || projector.handles.includes(event.type)) await projector.apply(event, docs);
+      if (projector.handles === undefined || projector.handles.includes(event.type)) {
+        const applied = projector.apply(event, docs);
+        if (applied) await applied;
+      }
       // A window ends at an event boundary once it fills what one commit may carry.
       if (windowFull(docs.pending, docs.pendingBytes, this.maxBatch)) {
         run.folded = event.position;

@@ -123,7 +123,8 @@ export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: 
   const snapshot = loaded ? found : null;
   const docs = loaded ?? new MemoryDocs();
   for await (const event of deps.events.readAll({ after: snapshot?.position ?? 0, until: at, types: OBJECT_EVENT_TYPES })) {
-    await fold.apply(event, docs);
+    const applied = fold.apply(event, docs);
+    if (applied) await applied;
     await pause();
   }
   return docs;

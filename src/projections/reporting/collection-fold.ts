@@ -12,8 +12,11 @@ import type { RowDoc } from '../read-models.ts';
 import { sameJson } from './same-json.ts';
 import type { MemoryDocs } from '../batch-docs.ts';
 import { eachDoc } from './lazy-docs.ts';
+import { attempt, type HeldDocs } from '../held-docs.ts';
 
 type DependentsDoc = { readonly id: string; readonly rows: readonly string[] };
+
+const NO_ROWS: readonly string[] = [];
 
 export const collectionNames = (name: string) => ({
   rows: `rc_${name}_rows`,
@@ -100,11 +103,10 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
   const ahead = lookAhead(collection, LOOK_AHEAD);
 
   /** Objects a row's facts may read: link targets, then theirs (for nested `linked` facts). */
-  const prefetch = (info: ObjectInfo, docs: DocAccess): Promise<Map<string, ObjectInfo>> | Map<string, ObjectInfo> =>
-    ahead.walk ? walkLinks(info, docs) : followChains(info, docs);
+  const prefetch = (info: ObjectInfo, docs: HeldDocs): Map<string, ObjectInfo> => (ahead.walk ? walkLinks(info, docs) : followChains(info, docs));
 
   /** The objects along the facts' `linked` chains: all that the facts can look up. */
-  const followChains = async (info: ObjectInfo, docs: DocAccess): Promise<Map<string, ObjectInfo>> => {
+  const followChains = (info: ObjectInfo, docs: HeldDocs): Map<string, ObjectInfo> => {
     const found = new Map<string, ObjectInfo>();
     for (let s of ahead.chains) {
       let from: ObjectInfo = info;
@@ -113,8 +115,7 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
         if (ref === undefined) break;
         let target = found.get(ref);
         if (!target) {
-          const held = docs.peek?.<ObjectInfo>(names.objects, ref);
-          const got = held !== undefined ? held : await docs.get<ObjectInfo>(names.objects, ref);
+          const got = docs.get<ObjectInfo>(names.objects, ref);
           if (!got) break;
           found.set(ref, (target = got));
         }
@@ -126,7 +127,7 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
   };
 
   /** Every object up to LOOK_AHEAD links away, along any attribute the fold keeps. */
-  const walkLinks = async (info: ObjectInfo, docs: DocAccess): Promise<Map<string, ObjectInfo>> => {
+  const walkLinks = (info: ObjectInfo, docs: HeldDocs): Map<string, ObjectInfo> => {
     const found = new Map<string, ObjectInfo>();
     let frontier = [info];
     for (let depth = 0; depth < LOOK_AHEAD && frontier.length; depth++) {
@@ -135,8 +136,7 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
         for (const code in o.attributes) {
           for (const v of o.attributes[code]!) {
             if (v.type !== 'link' || found.has(v.ref)) continue;
-            const held = docs.peek?.<ObjectInfo>(names.objects, v.ref);
-            const target = held !== undefined ? held : await docs.get<ObjectInfo>(names.objects, v.ref);
+            const target = docs.get<ObjectInfo>(names.objects, v.ref);
             if (target) {
               found.set(v.ref, target);
               next.push(target);
@@ -149,9 +149,8 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
     return found;
   };
 
-  const setDependents = async (docs: DocAccess, target: string, row: string, add: boolean) => {
-    const held = docs.peek?.<DependentsDoc>(names.dependents, target);
-    const current = (held !== undefined ? held : await docs.get<DependentsDoc>(names.dependents, target))?.rows ?? [];
+  const setDependents = (docs: HeldDocs, target: string, row: string, add: boolean) => {
+    const current = docs.get<DependentsDoc>(names.dependents, target)?.rows ?? [];
     if (add && current.includes(row)) {
       // Already listed: the document is put again unchanged, as a set of the same rows was.
       docs.put(names.dependents, { id: target, rows: current });
@@ -162,16 +161,14 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
     else docs.delete(names.dependents, target);
   };
 
-  const recompute = async (ref: string, docs: DocAccess) => {
-    const heldInfo = docs.peek?.<ObjectInfo>(names.objects, ref);
-    const info = heldInfo !== undefined ? heldInfo : await docs.get<ObjectInfo>(names.objects, ref);
-    const heldRow = docs.peek?.<RowDoc>(names.rows, ref);
-    const old = heldRow !== undefined ? heldRow : await docs.get<RowDoc>(names.rows, ref);
+  const recompute = (docs: HeldDocs, ref: string): void => {
+    const info = docs.get<ObjectInfo>(names.objects, ref);
+    const old = docs.get<RowDoc>(names.rows, ref);
     const live = info && !info.deleted && isRowType(info);
-    const known = live ? await prefetch(info, docs) : undefined;
+    const known = live ? prefetch(info, docs) : undefined;
     const linkedTo = known ? linkedTargets(collection, info!, (r) => known.get(r)) : [];
-    for (const t of old?.linkedTo ?? []) if (!linkedTo.includes(t)) await setDependents(docs, t, ref, false);
-    for (const t of linkedTo) if (!old?.linkedTo.includes(t)) await setDependents(docs, t, ref, true);
+    for (const t of old?.linkedTo ?? []) if (!linkedTo.includes(t)) setDependents(docs, t, ref, false);
+    for (const t of linkedTo) if (!old?.linkedTo.includes(t)) setDependents(docs, t, ref, true);
     if (!live || !known) {
       if (old) docs.delete(names.rows, ref);
       return;
@@ -180,6 +177,26 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
     // A row changes only when a fact (or its labels) changes.
     if (!old || !sameJson(old.values, values) || !sameJson(old.labels, info.labels) || !sameJson(old.linkedTo, linkedTo)) {
       docs.put(names.rows, { id: ref, values, labels: info.labels, linkedTo } satisfies RowDoc);
+    }
+  };
+
+  /** The object's new state and its own row; the rows that read it through links are recomputed after, each on its own. */
+  const applyOwn = (docs: HeldDocs, event: ObjectEvent): readonly string[] => {
+    const ref = event.data.ref;
+    const before = docs.get<ObjectInfo>(names.objects, ref);
+    const info = evolveInfo(before, event, keep);
+    // Unchanged: neither its row nor any row reading it through a link can change.
+    if (!info || info === before) return NO_ROWS;
+    docs.put(names.objects, info);
+    recompute(docs, ref);
+    return docs.get<DependentsDoc>(names.dependents, ref)?.rows ?? NO_ROWS;
+  };
+
+  /** Recomputes rows from the `from`th on, waiting only where a row needs a document not at hand. */
+  const recomputeAll = (docs: DocAccess, rows: readonly string[], from: number): void | Promise<void> => {
+    for (let i = from; i < rows.length; i++) {
+      const done = attempt(docs, recompute, rows[i]!);
+      if (done instanceof Promise) return done.then(() => recomputeAll(docs, rows, i + 1));
     }
   };
 
@@ -218,19 +235,9 @@ export const collectionFold = (collection: CollectionDef, schema: Schema, decode
       { name: names.dependents, indexes: [] },
     ],
     handles: OBJECT_EVENT_TYPES,
-    async apply(recorded: RecordedEvent, docs: DocAccess) {
-      const event = decode<ObjectEvent>(recorded);
-      const ref = event.data.ref;
-      const held = docs.peek?.<ObjectInfo>(names.objects, ref);
-      const before = held !== undefined ? held : await docs.get<ObjectInfo>(names.objects, ref);
-      const info = evolveInfo(before, event, keep);
-      // Unchanged: neither its row nor any row reading it through a link can change.
-      if (!info || info === before) return;
-      docs.put(names.objects, info);
-      await recompute(ref, docs);
-      const heldDeps = docs.peek?.<DependentsDoc>(names.dependents, ref);
-      const dependents = heldDeps !== undefined ? heldDeps : await docs.get<DependentsDoc>(names.dependents, ref);
-      for (const row of dependents?.rows ?? []) await recompute(row, docs);
+    apply(recorded: RecordedEvent, docs: DocAccess): void | Promise<void> {
+      const rows = attempt(docs, applyOwn, decode<ObjectEvent>(recorded));
+      return rows instanceof Promise ? rows.then((r) => recomputeAll(docs, r, 0)) : recomputeAll(docs, rows, 0);
     },
   };
 };
