@@ -1,5 +1,6 @@
 import type { DocAccess } from './projector.ts';
 import { writeOpBytes, type Doc, type ReadStore, type WriteOp } from './read-store.ts';
+import { EvictedIds } from './evicted-ids.ts';
 
 interface Entry {
   readonly id: string;
@@ -20,6 +21,8 @@ interface Entry {
 /** One collection's cached documents, in the order they were last written (Map order: re-set on each write). */
 interface Collection {
   readonly name: string;
+  /** Its place among the cache's collections (ids of different collections are told apart by it in `dropped`). */
+  readonly index: number;
   readonly physical: string;
   readonly docs: Map<string, Entry>;
   /** Documents measured, seen, and their mean JSON bytes. */
@@ -61,6 +64,12 @@ export class BatchDocs implements DocAccess {
   private count = 0;
   private seq = 0;
   private whole: boolean;
+  /**
+   * The documents dropped from a cache that began with the whole state (see evict): a miss on any
+   * other id is a document that does not exist.
+   */
+  private dropped: EvictedIds | undefined;
+  private readonly began: boolean;
 
   constructor(
     private readonly store: ReadStore,
@@ -72,6 +81,7 @@ export class BatchDocs implements DocAccess {
     private readonly measure = false,
   ) {
     this.whole = complete;
+    this.began = complete;
   }
 
   /** True while every document folded so far is in this cache: a miss is a document that does not exist. */
@@ -81,7 +91,7 @@ export class BatchDocs implements DocAccess {
 
   private of(collection: string): Collection {
     let c = this.collections.get(collection);
-    if (!c) this.collections.set(collection, (c = { name: collection, physical: this.physical(collection), docs: new Map(), measured: 0, seen: 0, mean: 0 }));
+    if (!c) this.collections.set(collection, (c = { name: collection, index: this.collections.size, physical: this.physical(collection), docs: new Map(), measured: 0, seen: 0, mean: 0 }));
     return c;
   }
 
@@ -90,16 +100,22 @@ export class BatchDocs implements DocAccess {
    * when only the store can: folds use it to skip a promise per read on the common path.
    */
   peek<T extends Doc = Doc>(collection: string, id: string): T | null | undefined {
-    const hit = this.collections.get(collection)?.docs.get(id);
+    const c = this.collections.get(collection);
+    const hit = c?.docs.get(id);
     if (hit) return hit.doc as T | null;
-    return this.whole ? null : undefined;
+    return this.none(c, id) ? null : undefined;
+  }
+
+  /** Whether a document not in the cache is known not to exist. */
+  private none(c: Collection | undefined, id: string): boolean {
+    return this.whole || (this.dropped !== undefined && !(c && this.dropped.mayHold(c.index, id)));
   }
 
   async get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null> {
     const c = this.of(collection);
     const hit = c.docs.get(id);
     if (hit) return hit.doc as T | null;
-    if (this.whole) return null;
+    if (this.none(c, id)) return null;
     const doc = await this.store.get<T>(c.physical, id);
     // Another get of the same document may have come first while this one waited.
     const first = c.docs.get(id);
@@ -183,6 +199,8 @@ export class BatchDocs implements DocAccess {
     if (this.unwritten.length > 0) throw new Error('Evicting documents that are not written yet');
     if (this.cached <= bytes) return;
     this.whole = false;
+    // Sized by the cache (1/32 of its bytes, a bound set by the operator): documents of a few hundred bytes get tens of bits each.
+    if (this.began) this.dropped ??= new EvictedIds(Math.max(bytes, this.cached) / 32);
     // The collections' orders merged by write time: the oldest head goes first.
     const heads = [...this.collections.values()].map((c) => ({ c, it: c.docs.values(), next: undefined as Entry | undefined }));
     for (const h of heads) h.next = h.it.next().value;
@@ -193,6 +211,7 @@ export class BatchDocs implements DocAccess {
       const entry = oldest.next!;
       oldest.next = oldest.it.next().value;
       oldest.c.docs.delete(entry.id);
+      if (entry.doc !== null) this.dropped?.add(oldest.c.index, entry.id);
       this.cached -= entry.bytes;
       this.count--;
       if (entry.changed) this.droppedChanged = true;

@@ -71,6 +71,52 @@ test('peek answers from memory only: null for a document a complete cache does n
     assert.is(partial.peek('a', 'absent'), null);
   }));
 
+/** The store, counting the documents read from it one by one. */
+const countingGets = (reads: ReadStore) => {
+  const asked: string[] = [];
+  const store = new Proxy(reads, {
+    get(target, key, receiver) {
+      if (key === 'get') return (collection: string, id: string) => (asked.push(`${collection}/${id}`), target.get(collection, id));
+      const value = Reflect.get(target, key, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store, asked };
+};
+
+test('a cache that began whole still knows, once it has dropped documents, which ones do not exist', () =>
+  withStore(async (reads) => {
+    const { store, asked } = countingGets(reads);
+    const docs = new BatchDocs(store, (c) => c, true);
+    for (let i = 0; i < 40; i++) docs.put('a', { id: `a${i}`, text: 'x'.repeat(100) });
+    docs.delete('a', 'a0');
+    docs.put('b', { id: 'b0' });
+    await commit(reads, docs, 1);
+    docs.evict(docs.cachedBytes / 2);
+    assert.not.ok(docs.complete);
+    // Never written, in a collection it holds, one it held, and one it never saw: none, from memory.
+    for (const [c, id] of [['a', 'never'], ['b', 'never'], ['c', 'never'], ['a', 'a0']] as const) {
+      assert.is(docs.peek(c, id), null, `${c}/${id}`);
+      assert.is(await docs.get(c, id), null, `${c}/${id}`);
+    }
+    assert.equal(asked, []);
+    // Dropped: only the store knows.
+    const dropped = [...Array(40).keys()].map((i) => `a${i}`).filter((id) => docs.peek('a', id) === undefined);
+    assert.ok(dropped.length >= 15, `${dropped.length} dropped`);
+    for (const id of dropped) assert.equal(await docs.get('a', id), { id, text: 'x'.repeat(100) });
+    assert.equal(asked, dropped.map((id) => `a/${id}`));
+
+    // A cache that began from a stored state cannot know: every miss asks the store.
+    const { store: resumed, asked: askedResumed } = countingGets(reads);
+    const partial = new BatchDocs(resumed, (c) => c, false);
+    partial.put('a', { id: 'new', text: 'x'.repeat(100) });
+    await commit(reads, partial, 2);
+    partial.evict(0);
+    assert.is(partial.peek('a', 'never'), undefined);
+    assert.is(await partial.get('a', 'never'), null);
+    assert.equal(askedResumed, ['a/never']);
+  }));
+
 test('writes are listed once each, in the order first written, under physical and own names', () =>
   withStore(async (reads) => {
     const docs = new BatchDocs(reads, (c) => `${c}__rebuild`, true, true);
