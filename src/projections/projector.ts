@@ -70,8 +70,11 @@ export interface BatchContext {
   /** Set while the projection is being rebuilt. */
   readonly rebuild?: RebuildTarget;
   /** Every document of one of the projector's collections, as folded up to `last`, a page at a time. */
-  state(collection: string): Promise<Iterable<readonly Doc[]> | AsyncIterable<readonly Doc[]>>;
+  state(collection: string): Promise<Pages<Doc>>;
 }
+
+/** Items handed on a page at a time, from memory or as they are read. */
+export type Pages<T> = Iterable<readonly T[]> | AsyncIterable<readonly T[]>;
 
 /** Where a rebuild writes: fresh copies of the projector's collections under other names. */
 export interface RebuildTarget {
