@@ -1,5 +1,5 @@
 import type { RecordedEvent } from '../events/event-store.ts';
-import type { CollectionSpec, Doc, ReadStore, WriteOp } from './read-store.ts';
+import type { CollectionSpec, Doc, DocText, ReadStore, WriteOp } from './read-store.ts';
 import type { MemoryDocs } from './batch-docs.ts';
 
 /** Gives the event loop back when the caller's slice of time is used (an answer being made). */
@@ -69,8 +69,11 @@ export interface BatchContext {
   readonly changes: readonly WriteOp[];
   /** Set while the projection is being rebuilt. */
   readonly rebuild?: RebuildTarget;
-  /** Every document of one of the projector's collections, as folded up to `last`, a page at a time. */
-  state(collection: string): Promise<Pages<Doc>>;
+  /**
+   * Every document of one of the projector's collections, as folded up to `last`, a page at a time:
+   * parsed where they are in memory, as JSON text where they are read from the store.
+   */
+  state(collection: string): Promise<Pages<Doc | DocText>>;
 }
 
 /** Items handed on a page at a time, from memory or as they are read. */

@@ -42,6 +42,11 @@ export interface FindQuery {
   readonly limit?: number;
 }
 
+/** A document as JSON text, with its id. */
+export type DocText = readonly [id: string, json: string];
+/** Whether a document is given as text (a document itself is never an array). */
+export const isDocText = (doc: Doc | DocText): doc is DocText => Array.isArray(doc);
+
 export type WriteOp =
   | {
       readonly kind: 'put';
@@ -72,6 +77,12 @@ export interface ReadStore extends LeaseStore {
   get<T extends Doc = Doc>(collection: string, id: string): Promise<T | null>;
   getMany<T extends Doc = Doc>(collection: string, ids: readonly string[]): Promise<Map<string, T>>;
   find<T extends Doc = Doc>(collection: string, query?: FindQuery): Promise<T[]>;
+  /**
+   * What `find` answers, each document as its JSON text (as JSON.stringify writes it) beside its
+   * id: for copying documents on without parsing and encoding each again (a snapshot of a fold's
+   * state spilled to the store). A store that keeps documents as JSON hands its text over as it is.
+   */
+  findJson(collection: string, query?: FindQuery): Promise<DocText[]>;
   count(collection: string, query?: Pick<FindQuery, 'where'>): Promise<number>;
   upsert(collection: string, doc: Doc): Promise<void>;
   delete(collection: string, id: string): Promise<void>;

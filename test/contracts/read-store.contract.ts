@@ -6,6 +6,7 @@ import {
   UnknownFieldError,
   type BatchLimit,
   type Doc,
+  type FindQuery,
   type ReadStore,
   type SwitchPlan,
   writeOpBytes,
@@ -82,6 +83,23 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
   test('find sorts and limits', async (ctx) => {
     const r = await ctx.fx.store.find('people', { where: { active: true }, sort: [['name', 'desc']], limit: 2 });
     assert.equal(r.map((d) => d.name), ['Dev', 'Cleo']);
+  });
+
+  test('findJson answers what find does, each document as JSON.stringify writes it, with its id', async (ctx) => {
+    const { store } = ctx.fx;
+    const queries: FindQuery[] = [{}, { where: { active: true }, sort: [['name', 'desc']], limit: 2 }, { where: { id: { $gt: 'p2' } }, sort: [['id', 'asc']] }];
+    for (const query of queries) {
+      const docs = await store.find('people', query);
+      assert.equal(await store.findJson('people', query), docs.map((d) => [d.id, JSON.stringify(d)]));
+    }
+    // A document whose id is not its first member comes back as it was written.
+    await store.ensureCollection({ name: 'texts' });
+    const doc = { n: [1, 'two', { three: null }], id: 'x\t"y"', s: 'é\u2028' };
+    await store.upsert('texts', doc);
+    const [[id, json]] = (await store.findJson('texts')) as [[string, string]];
+    assert.is(id, doc.id);
+    assert.equal(JSON.parse(json), doc);
+    assert.equal(await store.findJson('texts', { where: { id: 'none' } }), []);
   });
 
   test('an index declared later on a collection that has documents is made and usable (a read model growing an index at start)', async (ctx) => {

@@ -31,6 +31,7 @@ import {
   type Checkpoint,
   type CollectionSpec,
   type Doc,
+  type DocText,
   type FindQuery,
   type Lease,
   type ReadStore,
@@ -174,6 +175,11 @@ export class MongoReadStore implements ReadStore {
     let cursor = coll.find(toFilter(query.where)).sort(toSort(query.sort));
     if (limit !== undefined) cursor = cursor.limit(limit);
     return (await cursor.toArray()).map((stored) => fromStored<T>(stored));
+  }
+
+  async findJson(collection: string, query: FindQuery = {}): Promise<DocText[]> {
+    // Documents come from the server as BSON, never as JSON text: encoded here.
+    return (await this.find(collection, query)).map((doc): DocText => [doc.id, JSON.stringify(doc)]);
   }
 
   async count(collection: string, query: Pick<FindQuery, 'where'> = {}): Promise<number> {

@@ -12,6 +12,7 @@ import {
   type Checkpoint,
   type CollectionSpec,
   type Doc,
+  type DocText,
   type FieldCondition,
   type FindQuery,
   type Lease,
@@ -257,8 +258,17 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async find<T extends Doc = Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
+    return this.findRows(collection, query, 'doc, bin', (r: Row) => unpackDoc<T>(r.doc, r.bin));
+  }
+
+  async findJson(collection: string, query: FindQuery = {}): Promise<DocText[]> {
+    // The stored text is what JSON.stringify wrote; a document with bytes fields is made whole first.
+    return this.findRows(collection, query, 'id, doc, bin', (r: Row & { id: string }): DocText => [r.id, r.bin === null ? r.doc : JSON.stringify(unpackDoc(r.doc, r.bin))]);
+  }
+
+  private findRows<R, T>(collection: string, query: FindQuery, columns: string, map: (row: R) => T): T[] {
     const params: unknown[] = [];
-    let sql = `SELECT doc, bin FROM "${collection}"` + this.whereSql(collection, query.where, params);
+    let sql = `SELECT ${columns} FROM "${collection}"` + this.whereSql(collection, query.where, params);
     const fields = this.declared(collection);
     const order = (query.sort ?? []).map(([field, dir]) => {
       if (field !== 'id' && !fields.has(field)) throw new UnknownFieldError(collection, field);
@@ -269,7 +279,7 @@ export class SqliteReadStore implements ReadStore {
       sql += ' LIMIT ?';
       params.push(query.limit);
     }
-    return (this.withBytesColumn(() => this.stmt(sql).all(...params)) as Row[]).map((r) => unpackDoc<T>(r.doc, r.bin));
+    return (this.withBytesColumn(() => this.stmt(sql).all(...params)) as R[]).map(map);
   }
 
   async count(collection: string, query: Pick<FindQuery, 'where'> = {}): Promise<number> {

@@ -35,6 +35,8 @@ import type { Doc } from '../read-store.ts';
 const QUALITY = 6;
 
 export type Entry = readonly [collection: string, id: string, doc: Doc | null];
+/** An entry being written: its document parsed, or as JSON text (copied on from the store unparsed). */
+export type NewEntry = readonly [collection: string, id: string, doc: Doc | string | null];
 
 /** A chunk as stored: `z` with its format `f` (4 now: bytes; 3 and 2 before: base64); `z` alone and `entries` in stores written before. */
 export type StoredChunk = { readonly id: string; readonly z?: Uint8Array | string; readonly f?: number; readonly entries?: readonly Entry[] };
@@ -68,12 +70,12 @@ const ID_KEY = '{"id":';
  * is left out: a document whose id is not its first member is written with it first (the order of
  * a document's members means nothing to a fold), so a loader always puts it back first.
  */
-export const encodeEntry = ([collection, id, doc]: Entry): EncodedEntry => {
-  if (!doc) return { collection, id: escape(id), json: '' };
-  let json = JSON.stringify(doc);
+export const encodeEntry = ([collection, id, doc]: NewEntry): EncodedEntry => {
+  if (doc === null) return { collection, id: escape(id), json: '' };
+  let json = typeof doc === 'string' ? doc : JSON.stringify(doc);
   const head = `${ID_KEY}${JSON.stringify(id)}`;
   if (!json.startsWith(head)) {
-    const { id: _, ...rest } = doc;
+    const { id: _, ...rest } = typeof doc === 'string' ? (JSON.parse(doc) as Doc) : doc;
     json = JSON.stringify({ id, ...rest });
   }
   // What follows the id: `}` for a document that is only an id, else `,` and the other members.

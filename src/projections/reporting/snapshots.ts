@@ -1,7 +1,7 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import { noPause, type BatchContext, type Pages, type Pause, type Projector } from '../projector.ts';
-import { writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
-import { chunkText, COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type StoredChunk } from './snapshot-chunks.ts';
+import { isDocText, writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
+import { chunkText, COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type NewEntry, type StoredChunk } from './snapshot-chunks.ts';
 import { copyState, lazyCollection, viewState } from './lazy-docs.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
@@ -210,7 +210,7 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
  * encoded once: its text sizes the chunk and is what is compressed. The entries come a page at a
  * time: a promise per entry was over a quarter of what a rebuild's snapshots allocated.
  */
-async function* toChunks(id: string, pages: Pages<Entry>, maxBytes: number): AsyncGenerator<Sized> {
+async function* toChunks(id: string, pages: Pages<NewEntry>, maxBytes: number): AsyncGenerator<Sized> {
   // What the rest of a chunk document takes (the longest id a snapshot's chunk can have, the keys), so the whole stays within maxBytes.
   const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, f: 4, z: null }))) * COMPRESSED_SHARE);
   let count = 0;
@@ -246,7 +246,7 @@ interface Tracker {
   upTo?: number;
 }
 
-const writeSnapshot = async (reads: ReadStore, key: string, pages: Pages<Entry>, position: number, recordedAt: Date, chain: readonly string[]) => {
+const writeSnapshot = async (reads: ReadStore, key: string, pages: Pages<NewEntry>, position: number, recordedAt: Date, chain: readonly string[]) => {
   const id = `${key}@${position}`;
   let chunks = 0;
   const counted = async function* () {
@@ -304,11 +304,12 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
       } else {
         // Streamed: a fold's whole state need not fit in memory twice (or at all, once a rebuild spills it).
         let count = 0;
-        const entries = async function* (): AsyncGenerator<Entry[]> {
+        const entries = async function* (): AsyncGenerator<NewEntry[]> {
           for (const spec of stored) {
             for await (const page of await ctx.state(spec.name)) {
               count += page.length;
-              yield page.map((doc): Entry => [spec.name, doc.id, doc]);
+              // A document read back from the store comes as its text, which is copied on as it is.
+              yield page.map((doc): NewEntry => (isDocText(doc) ? [spec.name, doc[0], doc[1]] : [spec.name, doc.id, doc]));
             }
           }
         };
