@@ -21,12 +21,14 @@ server.keepAliveTimeout = 2000;
 server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
 `;
 
-test('a GET on a keep-alive connection the server closed while the client was busy is sent again on a new one', async () => {
+test('a GET on keep-alive connections the server closed while the client was busy is sent again until it goes out on a new one', async () => {
   const worker = new Worker(SERVER, { eval: true });
   const [port] = (await once(worker, 'message')) as [number];
   const target = { url: `http://127.0.0.1:${port}`, agent: new Agent({ keepAlive: true }) };
   try {
-    assert.is((await httpRequest(target, 'GET', '/')).text, 'answer 1');
+    // Three connections in the pool (the rebuild benchmark's three read loops), all closed by the server below.
+    const first = await Promise.all([1, 2, 3].map(() => httpRequest(target, 'GET', '/')));
+    assert.equal(first.map((r) => r.text).sort(), ['answer 1', 'answer 2', 'answer 3']);
     // In the pool, then busy past the server's keep-alive timeout (with the second Node's server adds to it): the
     // socket's close is not seen before the next request takes it. (With the server's hint under 2 s the agent keeps no socket.)
     await new Promise((resolve) => setTimeout(resolve, 10));
@@ -34,7 +36,7 @@ test('a GET on a keep-alive connection the server closed while the client was bu
     while (Date.now() < until);
     const again = await httpRequest(target, 'GET', '/');
     assert.is(again.status, 200);
-    assert.is(again.text, 'answer 2');
+    assert.is(again.text, 'answer 4');
   } finally {
     target.agent.destroy();
     await worker.terminate();
