@@ -391,9 +391,17 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
     await progress('building');
   }
   await commitAll(position);
-  await progress('switching');
-  for (const b of builds) for (const spec of b.projector.collections) await reads.ensureCollection({ ...spec, name: target.physical(spec.name) });
+  const switching = await progress('switching');
+  // Each step renews the leases: indexing the copies and switching them in take seconds each on a
+  // large log, and a lapsed lease lets the holder of a projection start its rebuild over.
   for (const b of builds) {
+    for (const spec of b.projector.collections) {
+      await renew();
+      await reads.ensureCollection({ ...spec, name: target.physical(spec.name) });
+    }
+  }
+  for (const b of builds) {
+    await renew();
     await reads.swapIn(
       b.projector.collections.map((c) => [target.physical(c.name), c.name] as const),
       b.projector.name,
@@ -401,6 +409,9 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
       b.checkpoint,
     );
     await b.projector.afterRebuild?.(reads);
+    // Recorded done as soon as it is switched in: with its rebuild checkpoint gone, a record still
+    // under way would read as a rebuild asked for and not begun, to be started over from nothing.
+    await writeRebuild(reads, b.projector.name, { ...switching, phase: 'done' });
   }
   return progress('done');
 };

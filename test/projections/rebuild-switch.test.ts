@@ -1,0 +1,86 @@
+/**
+ * The end of a rebuild of several projections: their switches run one after another, and at 2M
+ * events they outlast a lease TTL. The rebuild keeps its leases through them, and a projection
+ * already switched in reads as rebuilt at once, not as a rebuild under way: a runner holding it
+ * must not start that rebuild over while the others are still switching.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { RecordedEvent } from '../../src/events/event-store.ts';
+import { openSqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
+import { foldDocuments, type Projector } from '../../src/projections/projector.ts';
+import type { ReadStore } from '../../src/projections/read-store.ts';
+import { readRebuilds, rebuildLease, rebuildProjections, rebuildUnderway } from '../../src/projections/rebuild.ts';
+import { openSqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
+import { tempDir } from '../support/tmp.ts';
+
+const TTL_MS = 200;
+
+const counter = (name: string, afterRebuild?: (reads: ReadStore) => Promise<void>): Projector => ({
+  name,
+  collections: [{ name: `${name}_docs`, indexes: ['count'] }],
+  handles: ['Counted'],
+  apply: foldDocuments<{ id: string; count: number }>(
+    `${name}_docs`,
+    (e) => e.stream,
+    (doc, e: RecordedEvent) => (void e, { id: e.stream, count: (doc?.count ?? 0) + 1 }),
+  ),
+  ...(afterRebuild ? { afterRebuild } : {}),
+});
+
+const setup = async () => {
+  const tmp = tempDir();
+  const events = openSqliteEventStore(join(tmp.dir, 'events.db'), { pollIntervalMs: 10 });
+  const reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
+  for (let s = 0; s < 5; s++) await events.append(`s${s}`, Array.from({ length: 4 }, () => ({ id: randomUUID(), type: 'Counted', data: {} })));
+  return {
+    events,
+    reads,
+    close: async () => {
+      await events.close();
+      await reads.close();
+      tmp.remove();
+    },
+  };
+};
+
+const test = suite('rebuild switch');
+
+test('a projection switched in is recorded done before the next one switches', async () => {
+  const c = await setup();
+  try {
+    let seen: ReturnType<typeof readRebuilds> extends Promise<infer M> ? M : never = new Map();
+    const second = counter('second', async (reads) => {
+      seen = await readRebuilds(reads, ['first']);
+    });
+    const done = await rebuildProjections({ events: c.events, reads: c.reads, projectors: [counter('first'), second] });
+    assert.is(done.phase, 'done');
+    assert.ok(seen.has('first'), 'the first projection has a record');
+    assert.not.ok(rebuildUnderway(seen.get('first')), `first reads as under way after its switch: ${JSON.stringify(seen.get('first'))}`);
+    assert.is(seen.get('first')!.phase, 'done');
+    assert.equal(await c.reads.get('first_docs', 's0'), { id: 's0', count: 4 });
+  } finally {
+    await c.close();
+  }
+});
+
+test('the leases are renewed between switches that together outlast their TTL', async () => {
+  const c = await setup();
+  try {
+    let held: unknown = 'not looked';
+    // The first switch takes three TTLs (as indexing a large copy does); the second looks at its own lease.
+    const first = counter('first', () => new Promise((resolve) => setTimeout(resolve, 3 * TTL_MS)));
+    const second = counter('second', async (reads) => {
+      held = (await reads.getLease(rebuildLease('second')))?.owner;
+    });
+    const done = await rebuildProjections({ events: c.events, reads: c.reads, projectors: [first, second], owner: 'me', leaseTtlMs: TTL_MS, leaseRenewMs: TTL_MS / 4 });
+    assert.is(done.phase, 'done');
+    assert.is(held, 'me', 'the second projection was switched in by a rebuild whose lease had lapsed');
+  } finally {
+    await c.close();
+  }
+});
+
+test.run();
