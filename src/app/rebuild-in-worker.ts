@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
-import { combinedProgress, rebuildGroups, rebuildMemory, RebuildInProgressError, type RebuildProgress } from '../projections/rebuild.ts';
+import { combinedProgress, keepRebuildLeases, rebuildGroups, rebuildLeaseTtl, rebuildMemory, RebuildInProgressError, type RebuildProgress } from '../projections/rebuild.ts';
+import type { LeaseStore } from '../projections/read-store.ts';
 import type { RebuildLauncher } from '../projections/runner.ts';
 import type { RebuildWorkerInput, RebuildWorkerMessage } from './rebuild-worker.ts';
 
@@ -17,14 +18,17 @@ type Options = Pick<RebuildWorkerInput, 'batchSize' | 'resumeAfterStop'> & {
   readonly onProgress?: (p: RebuildProgress) => void;
   /** Worker threads to spread the projections over; SVC_REBUILD_WORKERS by default. */
   readonly workers?: number;
+  /** Where this thread renews the workers' rebuild leases while they run (see keepRebuildLeases). */
+  readonly leases?: LeaseStore;
 };
 
 /** One worker thread rebuilding `names` in one pass over the log, its memory bounded by its config's cache. */
 const runWorker = (config: Config, names: readonly string[], owner: string, options: Options, signal: AbortSignal): Promise<RebuildProgress> =>
   new Promise<RebuildProgress>((resolve, reject) => {
-    const { onProgress, workers: _, ...rest } = options;
+    const { onProgress, workers: _, leases, ...rest } = options;
     const input: RebuildWorkerInput = { config, projections: names, owner, ...rest, progress: onProgress !== undefined };
     const worker = new Worker(bootstrap, { eval: true, workerData: input, resourceLimits: { maxOldGenerationSizeMb: rebuildMemory(config.rebuildCacheBytes).maxOldGenerationSizeMb } });
+    const stopRenewing = leases ? keepRebuildLeases(leases, names, owner, rebuildLeaseTtl(config.leases.ttlMs), config.leases.renewMs) : () => undefined;
     let settled = false;
     const stop = () => worker.postMessage('stop');
     if (signal.aborted) stop();
@@ -42,6 +46,7 @@ const runWorker = (config: Config, names: readonly string[], owner: string, opti
       settled = true;
     });
     worker.on('exit', (code) => {
+      stopRenewing();
       signal.removeEventListener('abort', stop);
       if (!settled) reject(new Error(`The rebuild worker exited (code ${code}) before it finished`));
       settled = true;

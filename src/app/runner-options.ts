@@ -18,6 +18,6 @@ export const runnerOptions = (config: Config, engines: Engines, projectors: read
   leaseTtlMs: config.leases.ttlMs,
   leaseRenewMs: config.leases.renewMs,
   followMs: config.checkpointPollMs,
-  launchRebuild: rebuildInWorker(config),
+  launchRebuild: rebuildInWorker(config, { leases: engines.reads }),
   cacheBytes: config.projectionCacheBytes,
 });

@@ -2,13 +2,37 @@ import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { BatchDocs } from './batch-docs.ts';
 import { pagedDocs } from './paged-docs.ts';
 import type { Projector, RebuildTarget } from './projector.ts';
-import type { BatchLimit, ReadStore } from './read-store.ts';
+import type { BatchLimit, LeaseStore, ReadStore } from './read-store.ts';
 import { windowFull } from './runner/commit-policy.ts';
 
 export const REBUILD_SUFFIX = '__rebuild';
 export const rebuildCheckpoint = (projection: string) => `rebuild:${projection}`;
 /** The lease held by whoever runs a projection's rebuild (a projector's worker or the CLI): one at a time. */
 export const rebuildLease = (projection: string) => `rebuild:${projection}`;
+
+/**
+ * A rebuild's lease lasts this many projection lease TTLs. One step of a rebuild holds the store's
+ * write lock for as long as it takes, and neither its worker nor the thread renewing for it can renew
+ * meanwhile: switching in the objects projection over 2M events took 9 s, indexing its copy, on an
+ * otherwise idle machine. Taking a rebuild over is never urgent (the live projection keeps serving);
+ * taking over one still running starts minutes of work over.
+ */
+export const REBUILD_LEASE_TTLS = 6;
+export const rebuildLeaseTtl = (leaseTtlMs: number) => REBUILD_LEASE_TTLS * leaseTtlMs;
+
+/**
+ * Renews `owner`'s rebuild leases of `names` every `renewMs` until the returned function is called,
+ * from a thread other than the one rebuilding: a rebuild's synchronous steps (indexing a large copy,
+ * a long commit) can outlast the lease, and the thread doing them cannot renew meanwhile. Only
+ * renews: a lease not yet taken, released, or taken over by another owner is left as it is.
+ */
+export const keepRebuildLeases = (leases: LeaseStore, names: readonly string[], owner: string, ttlMs: number, renewMs: number): (() => void) => {
+  const timer = setInterval(() => {
+    // A renewal refused (the store busy past its timeout) is tried again at the next tick.
+    for (const name of names) leases.renewLease(rebuildLease(name), owner, ttlMs).catch(() => undefined);
+  }, renewMs);
+  return () => clearInterval(timer);
+};
 
 export interface RebuildProgress {
   /** The projection rebuilt, or the names of all of them joined by ", ". */
@@ -88,6 +112,7 @@ export interface RebuildOptions {
   readonly maxBatch?: BatchLimit;
   /** Name on the rebuild leases; a random one by default. */
   readonly owner?: string;
+  /** The projection leases' TTL (SVC_LEASE_TTL_MS): a rebuild's lease lasts REBUILD_LEASE_TTLS times that. */
   readonly leaseTtlMs?: number;
   readonly leaseRenewMs?: number;
   /**
@@ -216,7 +241,7 @@ const takeLeases = async (reads: ReadStore, names: readonly string[], owner: str
 export const rebuildProjections = async (options: RebuildOptions): Promise<RebuildProgress> => {
   const { events, reads, projectors } = options;
   const owner = options.owner ?? `rebuild-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  const ttlMs = options.leaseTtlMs ?? 10_000;
+  const ttlMs = rebuildLeaseTtl(options.leaseTtlMs ?? 10_000);
   const renewMs = options.leaseRenewMs ?? 3_000;
   const names = projectors.map((p) => p.name);
   await reads.ensureCollection(rebuildsSpec);

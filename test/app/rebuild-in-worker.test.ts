@@ -13,7 +13,8 @@ import { loadConfig } from '../../src/config/config.ts';
 import { openSqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
 import type { Projector } from '../../src/projections/projector.ts';
 import { snapshotSpec } from '../../src/projections/reporting/snapshots.ts';
-import { combinedProgress, readRebuilds, rebuildCheckpoint, rebuildGroups, type RebuildProgress } from '../../src/projections/rebuild.ts';
+import { combinedProgress, readRebuilds, rebuildCheckpoint, rebuildGroups, rebuildLease, type RebuildProgress } from '../../src/projections/rebuild.ts';
+import type { LeaseStore } from '../../src/projections/read-store.ts';
 import { verifyProjection } from '../../src/projections/verify.ts';
 import { seededRandom } from '../../bench/support.ts';
 import { changed, created, link, text } from '../projections/object-events.ts';
@@ -174,6 +175,43 @@ test('a rebuild over two worker threads stopped part-way resumes on the next run
       }
     } finally {
       await engines2.close();
+    }
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('the launching thread renews the workers\' rebuild leases while they run', async () => {
+  const tmp = tempDir();
+  try {
+    const config = loadConfig({ SVC_DATA_DIR: tmp.dir, SVC_LEASE_TTL_MS: '1000', SVC_LEASE_RENEW_MS: '100' });
+    const events = openSqliteEventStore(join(tmp.dir, 'events.db'));
+    for (const e of history()) await events.append(e.stream!, [{ type: e.type, data: e.data }]);
+    await events.close();
+    const engines = await openEngines(config);
+    try {
+      await engines.reads.ensureCollection(snapshotSpec);
+      const projectors = loadAppModel(config).projectors;
+      const renewed = new Map<string, number>();
+      const asked = new Set<string>();
+      const leases: LeaseStore = {
+        acquireLease: (...a) => engines.reads.acquireLease(...a),
+        releaseLease: (...a) => engines.reads.releaseLease(...a),
+        getLease: (name) => engines.reads.getLease(name),
+        renewLease: async (name, owner, ttlMs) => {
+          asked.add(`${name} ${owner}`);
+          const ok = await engines.reads.renewLease(name, owner, ttlMs);
+          if (ok) renewed.set(name, (renewed.get(name) ?? 0) + 1);
+          return ok;
+        },
+      };
+      const done = await rebuildInWorker(config, { workers: 2, batchSize: 20, leases })(projectors, { owner: 'test-kept', signal: new AbortController().signal });
+      assert.is(done.phase, 'done');
+      assert.equal([...asked].sort(), projectors.map((p) => `${rebuildLease(p.name)} test-kept`).sort(), 'every lease of the rebuild, by its owner');
+      assert.ok(renewed.size > 0, 'renewed while the workers held them');
+      for (const p of projectors) assert.is(await engines.reads.getLease(rebuildLease(p.name)), null, `${p.name}: released at the end, not kept alive`);
+    } finally {
+      await engines.close();
     }
   } finally {
     tmp.remove();

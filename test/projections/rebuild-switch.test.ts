@@ -1,5 +1,5 @@
 /**
- * The end of a rebuild of several projections: their switches run one after another, and at 2M
+ * A rebuild's leases through long steps. The end of a rebuild of several projections: their switches run one after another, and at 2M
  * events they outlast a lease TTL. The rebuild keeps its leases through them, and a projection
  * already switched in reads as rebuilt at once, not as a rebuild under way: a runner holding it
  * must not start that rebuild over while the others are still switching.
@@ -12,11 +12,13 @@ import type { RecordedEvent } from '../../src/events/event-store.ts';
 import { openSqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
 import { foldDocuments, type Projector } from '../../src/projections/projector.ts';
 import type { ReadStore } from '../../src/projections/read-store.ts';
-import { readRebuilds, rebuildLease, rebuildProjections, rebuildUnderway } from '../../src/projections/rebuild.ts';
+import { keepRebuildLeases, readRebuilds, REBUILD_LEASE_TTLS, rebuildLease, rebuildProjections, rebuildUnderway } from '../../src/projections/rebuild.ts';
 import { openSqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const TTL_MS = 200;
+/** A projection lease's TTL, of which a rebuild's lease lasts REBUILD_LEASE_TTLS. */
+const LEASE_TTL_MS = 50;
 
 const counter = (name: string, afterRebuild?: (reads: ReadStore) => Promise<void>): Projector => ({
   name,
@@ -70,14 +72,51 @@ test('the leases are renewed between switches that together outlast their TTL', 
   const c = await setup();
   try {
     let held: unknown = 'not looked';
-    // The first switch takes three TTLs (as indexing a large copy does); the second looks at its own lease.
-    const first = counter('first', () => new Promise((resolve) => setTimeout(resolve, 3 * TTL_MS)));
+    // The first switch takes three times a rebuild lease's TTL; the second looks at its own lease.
+    const first = counter('first', () => new Promise((resolve) => setTimeout(resolve, 3 * REBUILD_LEASE_TTLS * LEASE_TTL_MS)));
     const second = counter('second', async (reads) => {
       held = (await reads.getLease(rebuildLease('second')))?.owner;
     });
-    const done = await rebuildProjections({ events: c.events, reads: c.reads, projectors: [first, second], owner: 'me', leaseTtlMs: TTL_MS, leaseRenewMs: TTL_MS / 4 });
+    const done = await rebuildProjections({ events: c.events, reads: c.reads, projectors: [first, second], owner: 'me', leaseTtlMs: LEASE_TTL_MS, leaseRenewMs: LEASE_TTL_MS / 4 });
     assert.is(done.phase, 'done');
     assert.is(held, 'me', 'the second projection was switched in by a rebuild whose lease had lapsed');
+  } finally {
+    await c.close();
+  }
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('kept from another thread, a rebuild lease outlives its TTL; never taken back from another owner', async () => {
+  const c = await setup();
+  try {
+    assert.ok(await c.reads.acquireLease(rebuildLease('a'), 'me', TTL_MS));
+    assert.ok(await c.reads.acquireLease(rebuildLease('b'), 'other', TTL_MS));
+    const stop = keepRebuildLeases(c.reads, ['a', 'b', 'c'], 'me', TTL_MS, TTL_MS / 4);
+    await sleep(3 * TTL_MS);
+    assert.is((await c.reads.getLease(rebuildLease('a')))?.owner, 'me', 'kept past three TTLs');
+    assert.is(await c.reads.getLease(rebuildLease('b')), null, "another owner's lease lapses as it would");
+    assert.is(await c.reads.getLease(rebuildLease('c')), null, 'a lease never taken is not taken');
+    assert.ok(await c.reads.acquireLease(rebuildLease('b'), 'thief', TTL_MS));
+    await sleep(TTL_MS / 2);
+    assert.is((await c.reads.getLease(rebuildLease('b')))?.owner, 'thief');
+    stop();
+    await sleep(2 * TTL_MS);
+    assert.is(await c.reads.getLease(rebuildLease('a')), null, 'lapses once no longer kept');
+  } finally {
+    await c.close();
+  }
+});
+
+test('a rebuild lease lasts REBUILD_LEASE_TTLS projection lease TTLs', async () => {
+  const c = await setup();
+  try {
+    let remaining = -1;
+    const probe = counter('probe', async (reads) => {
+      remaining = (await reads.getLease(rebuildLease('probe')))?.remainingMs ?? -1;
+    });
+    await rebuildProjections({ events: c.events, reads: c.reads, projectors: [probe], leaseTtlMs: 1000, leaseRenewMs: 100 });
+    assert.ok(remaining > 1000 && remaining <= REBUILD_LEASE_TTLS * 1000, `${remaining} ms left`);
   } finally {
     await c.close();
   }

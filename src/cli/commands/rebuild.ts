@@ -19,7 +19,7 @@ export const rebuild = async (cli: CliContext, name: string, flags: { batchSize?
   process.once('SIGTERM', onSignal);
   try {
     // In worker threads, each folding its share of the projections in one pass over the log, their heaps bounded by SVC_REBUILD_CACHE together.
-    const launch = rebuildInWorker(cli.config, { resumeAfterStop: false, onProgress: progressReporter(), ...(flags.batchSize ? { batchSize: flags.batchSize } : {}) });
+    const launch = rebuildInWorker(cli.config, { leases: cli.engines.reads, resumeAfterStop: false, onProgress: progressReporter(), ...(flags.batchSize ? { batchSize: flags.batchSize } : {}) });
     const result = await launch(cli.select(name), { owner: `rebuild-${process.pid}-${Math.random().toString(36).slice(2, 10)}`, signal: controller.signal });
     if (result.phase === 'interrupted') {
       process.stderr.write(`Interrupted at position ${result.position}; run "svc rebuild ${name}" again to resume.\n`);
