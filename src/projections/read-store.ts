@@ -115,6 +115,16 @@ export interface ReadStore extends LeaseStore {
    */
   commitBatch(projection: string, ops: readonly WriteOp[], expected: Checkpoint | null, next: Checkpoint): Promise<void>;
   deleteCheckpoint(projection: string): Promise<void>;
+  /**
+   * This store as the holder of `leases` (all `owner`'s) writes to it: every write through the view
+   * first checks that no other owner has taken one of them, and throws LeaseLostError, changing
+   * nothing, if one has. A lease that lapsed and that nobody took counts as held: whoever takes it
+   * over changes its owner first, and from then on the old holder's writes are refused. The check
+   * shares the write's transaction where the engine has one (every write on SQLite; on MongoDB the
+   * transactional ones, which write the lease document so that a concurrent take-over conflicts;
+   * its other writes check just before). Reads are not fenced.
+   */
+  fenced(leases: readonly string[], owner: string): ReadStore;
   /** The switch of a blue/green rebuild in one call: beginSwitch, then finishSwitch. */
   swapIn(renames: readonly (readonly [from: string, to: string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void>;
   /**
@@ -172,6 +182,16 @@ export interface LeaseStore {
 /** Does the stored checkpoint match the expected one? Positions, and generations when `expected` names one. */
 export const sameCheckpoint = (expected: Checkpoint | null, actual: Checkpoint | null): boolean =>
   (expected?.position ?? null) === (actual?.position ?? null) && (expected?.generation === undefined || expected.generation === (actual?.generation ?? 0));
+
+/** A write through a fenced view (ReadStore.fenced) after another owner took one of its leases. */
+export class LeaseLostError extends Error {
+  constructor(
+    readonly lease: string,
+    readonly owner: string,
+  ) {
+    super(`Lease ${lease} is no longer held by ${owner}: the write was refused`);
+  }
+}
 
 export class CheckpointConflictError extends Error {
   override readonly name = 'CheckpointConflictError';

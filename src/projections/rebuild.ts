@@ -246,13 +246,17 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
   const names = projectors.map((p) => p.name);
   await reads.ensureCollection(rebuildsSpec);
   await takeLeases(reads, names, owner, ttlMs);
+  // Every write of the rebuild is refused once another process has taken one of its leases over (it
+  // lapsed while this one could not renew): the two never write the same copies.
+  const fenced = reads.fenced(names.map(rebuildLease), owner);
   let last: RebuildProgress | undefined;
   try {
-    return await rebuild(options, owner, ttlMs, renewMs, (p) => (last = p));
+    return await rebuild({ ...options, reads: fenced }, owner, ttlMs, renewMs, (p) => (last = p));
   } catch (error) {
     const message = (error as Error).message;
     const at: RebuildProgress = last ?? { projection: names.join(', '), processed: 0, position: 0, head: 0, eventsPerSecond: 0, etaSeconds: null, phase: 'building' };
-    for (const name of names) await writeRebuild(reads, name, { ...at, error: message }).catch(() => undefined);
+    // Refused too after a take-over: the record is the new holder's.
+    for (const name of names) await writeRebuild(fenced, name, { ...at, error: message }).catch(() => undefined);
     throw error;
   } finally {
     for (const name of names) await reads.releaseLease(rebuildLease(name), owner).catch(() => undefined);

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import {
   BatchTooLargeError,
   CheckpointConflictError,
+  LeaseLostError,
   UnknownFieldError,
   type BatchLimit,
   type Doc,
@@ -411,6 +412,50 @@ export const readStoreContract = (name: string, open: () => Promise<ReadStoreFix
     const renewed = await Promise.all(owners.map((o) => store.renewLease('lease-race', o, 10_000)));
     assert.equal(renewed.map((r, i) => (r ? owners[i] : null)).filter(Boolean), [winner]);
     await store.releaseLease('lease-race', winner);
+  });
+
+  test('a fenced view writes while its owner holds the lease (lapsed or not), and nothing once another owner took it', async (ctx) => {
+    const store = ctx.fx.store;
+    const other = await ctx.fx.another();
+    await store.ensureCollection({ name: 'fenced', indexes: ['n'] });
+    assert.ok(await store.acquireLease('fence-a', 'holder', 50));
+    assert.ok(await store.acquireLease('fence-b', 'holder', 10_000));
+    const view = store.fenced(['fence-a', 'fence-b'], 'holder');
+    await view.upsert('fenced', { id: 'f1', n: 1 });
+    await view.bulkWrite([{ kind: 'put', collection: 'fenced', doc: { id: 'f2', n: 2 } }]);
+    await view.commitBatch('fence-proj', [{ kind: 'put', collection: 'fenced', doc: { id: 'f3', n: 3 } }], null, { position: 1 });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.is(await store.getLease('fence-a'), null, 'lapsed');
+    await view.upsert('fenced', { id: 'f1', n: 10 });
+    assert.equal(await other.get('fenced', 'f1'), { id: 'f1', n: 10 }, 'a lapsed lease nobody took still fences nothing out');
+
+    // Another process takes one of the two over: every kind of write through the view is refused.
+    assert.ok(await other.acquireLease('fence-a', 'thief', 10_000));
+    await rejects(view.upsert('fenced', { id: 'f1', n: 99 }), LeaseLostError);
+    await rejects(view.delete('fenced', 'f2'), LeaseLostError);
+    await rejects(view.bulkWrite([{ kind: 'put', collection: 'fenced', doc: { id: 'f4', n: 4 } }]), LeaseLostError);
+    await rejects(view.commitBatch('fence-proj', [{ kind: 'put', collection: 'fenced', doc: { id: 'f5', n: 5 } }], { position: 1 }, { position: 2 }), LeaseLostError);
+    await rejects(view.dropCollection('fenced'), LeaseLostError);
+    await rejects(view.ensureCollection({ name: 'fenced_more' }), LeaseLostError);
+    await rejects(view.swapIn([['fenced', 'fenced_live']], 'fence-proj', { position: 2 }, 'fence-retired'), LeaseLostError);
+    assert.equal(
+      (await other.find('fenced', { sort: [['n', 'asc']] })).map((d) => d.id),
+      ['f2', 'f3', 'f1'],
+      'nothing changed',
+    );
+    assert.equal(await other.getCheckpoint('fence-proj'), { position: 1 });
+    assert.not.ok((await other.listCollections()).includes('fenced_more'));
+    // The store itself, and a view of the new owner, write as before; reads through the old view still work.
+    const thiefView = other.fenced(['fence-a'], 'thief');
+    await thiefView.upsert('fenced', { id: 'f6', n: 6 });
+    assert.equal(await view.get('fenced', 'f6'), { id: 'f6', n: 6 });
+    await store.delete('fenced', 'f6');
+    await other.releaseLease('fence-a', 'thief');
+    await store.releaseLease('fence-b', 'holder');
+    // Released: no longer held by the holder either.
+    await rejects(view.upsert('fenced', { id: 'f7', n: 7 }), LeaseLostError);
+    await store.dropCollection('fenced');
+    await store.deleteCheckpoint('fence-proj');
   });
 
   return test;

@@ -34,6 +34,8 @@ const bounded = (reads: ReadStore, limit: BatchLimit, commits: { projection: str
   new Proxy(reads, {
     get(target, prop, receiver) {
       if (prop === 'maxBatch') return limit;
+      // A rebuild writes through a fenced view of the store: bounded and recorded the same way.
+      if (prop === 'fenced') return (leases: readonly string[], owner: string) => bounded(target.fenced(leases, owner), limit, commits);
       const value = Reflect.get(target, prop, receiver) as unknown;
       if (prop === 'commitBatch') {
         return (projection: string, ops: readonly WriteOp[], ...rest: unknown[]) => {

@@ -1,10 +1,12 @@
-import { MongoServerError, type Collection, type Db } from 'mongodb';
+import { MongoServerError, type ClientSession, type Collection, type Db } from 'mongodb';
 import type { Lease } from '../read-store.ts';
 
 interface StoredLease {
   _id: string;
   owner: string;
   expiresAt: Date;
+  /** Writes fenced by the lease (see holdIn): written so that a take-over conflicts with them. */
+  fencedWrites?: number;
 }
 
 const DUPLICATE_KEY = 11000;
@@ -52,6 +54,21 @@ export class MongoLeases {
 
   async release(name: string, owner: string): Promise<void> {
     await this.leases.deleteOne({ _id: name, owner });
+  }
+
+  /**
+   * Inside `session`'s transaction: false unless `owner` still holds `name` (lapsed or not). It
+   * writes the lease document, so a take-over of it running meanwhile meets a write conflict: one of
+   * the two waits for or retries after the other, and the transaction never commits beside it.
+   */
+  async holdIn(name: string, owner: string, session: ClientSession): Promise<boolean> {
+    const result = await this.leases.updateOne({ _id: name, owner }, { $inc: { fencedWrites: 1 } }, { session });
+    return result.matchedCount === 1;
+  }
+
+  /** Who took the lease last, lapsed or not (null: nobody holds it, or it was released). */
+  async ownerOf(name: string): Promise<string | null> {
+    return (await this.leases.findOne({ _id: name }))?.owner ?? null;
   }
 
   async get(name: string): Promise<Lease | null> {

@@ -24,6 +24,7 @@ import { MongoSwitches, toCheckpoint, type CollectionMeta, type StoredCheckpoint
 import {
   COLLECTION_NAME,
   CheckpointConflictError,
+  LeaseLostError,
   UnknownFieldError,
   checkBatch,
   sameCheckpoint,
@@ -101,6 +102,8 @@ export class MongoReadStore implements ReadStore {
   private readonly declared = new Map<string, ReadonlySet<string>>();
   readonly maxBatch: BatchLimit;
   private readonly switches: MongoSwitches;
+  /** Set on a view made by `fenced`. */
+  private fence: { readonly leases: readonly string[]; readonly owner: string } | undefined;
 
   constructor(
     private readonly db: Db,
@@ -126,6 +129,7 @@ export class MongoReadStore implements ReadStore {
   }
 
   async ensureCollection(spec: CollectionSpec): Promise<void> {
+    await this.checkFence();
     const name = checkName(spec.name);
     const indexes = [...new Set(spec.indexes ?? [])];
     const keys = indexes.map(mongoField).filter((key) => key !== '_id');
@@ -189,11 +193,13 @@ export class MongoReadStore implements ReadStore {
   }
 
   async upsert(collection: string, doc: Doc): Promise<void> {
+    await this.checkFence();
     const { _id, ...fields } = toStored(doc);
     await this.coll(collection).replaceOne({ _id }, fields, { upsert: true });
   }
 
   async delete(collection: string, id: string): Promise<void> {
+    await this.checkFence();
     await this.coll(collection).deleteOne({ _id: checkId(id) });
   }
 
@@ -205,21 +211,25 @@ export class MongoReadStore implements ReadStore {
   }
 
   async dropCollection(name: string): Promise<void> {
+    await this.checkFence();
     await this.db.dropCollection(checkName(name));
     await this.meta.deleteOne({ _id: name });
     this.declared.delete(name);
   }
 
   async swapIn(renames: readonly (readonly [string, string])[], projection: string, checkpoint: Checkpoint, retired: string): Promise<void> {
+    await this.checkFence();
     await this.beginSwitch({ renames, projection, checkpoint, retired });
     await this.finishSwitch(projection);
   }
 
-  beginSwitch(plan: SwitchPlan): Promise<void> {
+  async beginSwitch(plan: SwitchPlan): Promise<void> {
+    await this.checkFence();
     return this.switches.begin(plan);
   }
 
-  finishSwitch(projection: string): Promise<void> {
+  async finishSwitch(projection: string): Promise<void> {
+    await this.checkFence();
     return this.switches.finish(projection);
   }
 
@@ -256,6 +266,7 @@ export class MongoReadStore implements ReadStore {
   }
 
   async deleteCheckpoint(projection: string): Promise<void> {
+    await this.checkFence();
     await this.checkpoints.deleteOne({ _id: projection });
   }
 
@@ -264,6 +275,7 @@ export class MongoReadStore implements ReadStore {
   }
 
   async increment(collection: string, id: string, field: string, by: number, init: Readonly<Record<string, unknown>> = {}): Promise<Doc> {
+    await this.checkFence();
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field) || field === 'id') throw new Error(`Invalid field to increment: ${field}`);
     const { _id, ...insertOnly } = toStored({ ...init, id } as Doc);
     delete insertOnly[field];
@@ -303,8 +315,15 @@ export class MongoReadStore implements ReadStore {
 
   private async transaction(fn: (session: ClientSession) => Promise<void>): Promise<void> {
     const session = this.db.client.startSession();
+    const fence = this.fence;
+    const fenced = fence
+      ? async (s: ClientSession) => {
+          for (const lease of fence.leases) if (!(await this.leases.holdIn(lease, fence.owner, s))) throw new LeaseLostError(lease, fence.owner);
+          await fn(s);
+        }
+      : fn;
     try {
-      await session.withTransaction(fn, TXN);
+      await session.withTransaction(fenced, TXN);
     } catch (err) {
       if (hasCode(err, ILLEGAL_OPERATION) && /replica set|transaction numbers/i.test(err.message)) {
         throw new Error(`MongoDB must run as a replica set (a single-node one is fine) for read-store transactions: ${err.message}`, { cause: err });
@@ -334,6 +353,20 @@ export class MongoReadStore implements ReadStore {
 
   getLease(name: string): Promise<Lease | null> {
     return this.leases.get(name);
+  }
+
+  fenced(leases: readonly string[], owner: string): ReadStore {
+    // The same client and state; only the fence differs.
+    const view = Object.create(this) as MongoReadStore;
+    view.fence = { leases, owner };
+    return view;
+  }
+
+  /** For the writes outside a transaction: checked just before, so a take-over between the two is not seen. */
+  private async checkFence(): Promise<void> {
+    const fence = this.fence;
+    if (!fence) return;
+    for (const lease of fence.leases) if ((await this.leases.ownerOf(lease)) !== fence.owner) throw new LeaseLostError(lease, fence.owner);
   }
 }
 

@@ -39,6 +39,11 @@ export class SqliteLeases {
     this.drop.run(name, owner);
   }
 
+  /** Who took the lease last, lapsed or not (null: nobody holds it, or it was released). */
+  ownerOf(name: string): string | null {
+    return this.read.get(name)?.owner ?? null;
+  }
+
   get(name: string): Lease | null {
     const row = this.read.get(name);
     if (!row) return null;

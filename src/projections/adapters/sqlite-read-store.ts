@@ -4,6 +4,7 @@ import {
   BatchTooLargeError,
   COLLECTION_NAME,
   CheckpointConflictError,
+  LeaseLostError,
   UNBOUNDED,
   sameCheckpoint,
   type BatchLimit,
@@ -76,6 +77,8 @@ export class SqliteReadStore implements ReadStore {
   private readonly lockWaitMs: number;
   /** Settles once the writes waiting for the lock have run; none while no write waits. */
   private waiting: Promise<void> | undefined;
+  /** Set on a view made by `fenced`: checked at the start of each of its write transactions. */
+  private fence: { readonly leases: readonly string[]; readonly owner: string } | undefined;
 
   constructor(private readonly db: Database.Database, options: SqliteReadStoreOptions = {}) {
     this.lockWaitMs = db.pragma('busy_timeout', { simple: true }) as number;
@@ -122,6 +125,8 @@ export class SqliteReadStore implements ReadStore {
   /** `fn` in the transaction just begun: committed, or rolled back if it throws. */
   private inTransaction<T>(fn: () => T): T {
     try {
+      // Under the write lock: a take-over (a write too) either came before, and is seen, or waits until after.
+      if (this.fence) for (const lease of this.fence.leases) if (this.leases.ownerOf(lease) !== this.fence.owner) throw new LeaseLostError(lease, this.fence.owner);
       const out = fn();
       this.db.exec('COMMIT');
       return out;
@@ -511,6 +516,14 @@ export class SqliteReadStore implements ReadStore {
 
   async getLease(name: string): Promise<Lease | null> {
     return this.leases.get(name);
+  }
+
+  fenced(leases: readonly string[], owner: string): ReadStore {
+    // The same connection and state; only the fence (and its own queue of waiting writes) differ.
+    const view = Object.create(this) as SqliteReadStore;
+    view.fence = { leases, owner };
+    view.waiting = undefined;
+    return view;
   }
 }
 

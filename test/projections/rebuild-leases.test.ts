@@ -1,5 +1,5 @@
 /**
- * A rebuild's leases through long steps. The end of a rebuild of several projections: their switches run one after another, and at 2M
+ * A rebuild's leases: every write fenced by them, and kept through long steps. The end of a rebuild of several projections: their switches run one after another, and at 2M
  * events they outlast a lease TTL. The rebuild keeps its leases through them, and a projection
  * already switched in reads as rebuilt at once, not as a rebuild under way: a runner holding it
  * must not start that rebuild over while the others are still switching.
@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import type { RecordedEvent } from '../../src/events/event-store.ts';
 import { openSqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
 import { foldDocuments, type Projector } from '../../src/projections/projector.ts';
-import type { ReadStore } from '../../src/projections/read-store.ts';
+import { LeaseLostError, type ReadStore } from '../../src/projections/read-store.ts';
 import { keepRebuildLeases, readRebuilds, REBUILD_LEASE_TTLS, rebuildLease, rebuildProjections, rebuildUnderway } from '../../src/projections/rebuild.ts';
 import { openSqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
 import { tempDir } from '../support/tmp.ts';
@@ -48,7 +48,7 @@ const setup = async () => {
   };
 };
 
-const test = suite('rebuild switch');
+const test = suite('rebuild leases');
 
 test('a projection switched in is recorded done before the next one switches', async () => {
   const c = await setup();
@@ -80,6 +80,40 @@ test('the leases are renewed between switches that together outlast their TTL', 
     const done = await rebuildProjections({ events: c.events, reads: c.reads, projectors: [first, second], owner: 'me', leaseTtlMs: LEASE_TTL_MS, leaseRenewMs: LEASE_TTL_MS / 4 });
     assert.is(done.phase, 'done');
     assert.is(held, 'me', 'the second projection was switched in by a rebuild whose lease had lapsed');
+  } finally {
+    await c.close();
+  }
+});
+
+test('a rebuild whose lease another process took over writes nothing more: no commit, no switch, no failure record', async () => {
+  const c = await setup();
+  try {
+    let taken = false;
+    // Part-way through the log another process takes the lease (as after a lapse the holder did not see).
+    const tally: Projector = {
+      ...counter('tally'),
+      apply: async (e, docs) => {
+        if (!taken && e.position >= 10) {
+          taken = true;
+          await c.reads.releaseLease(rebuildLease('tally'), 'holder');
+          assert.ok(await c.reads.acquireLease(rebuildLease('tally'), 'thief', 60_000));
+        }
+        return counter('tally').apply(e, docs);
+      },
+    };
+    // Renewing rarely, the holder learns of it only from the refused writes.
+    const outcome = await rebuildProjections({ events: c.events, reads: c.reads, projectors: [tally], owner: 'holder', batchSize: 4, leaseTtlMs: 10_000, leaseRenewMs: 60_000 }).then(
+      (p) => `went on to ${p.phase}`,
+      (e: unknown) => e,
+    );
+    assert.instance(outcome, LeaseLostError, String(outcome));
+    assert.ok(taken);
+    assert.is(await c.reads.getCheckpoint('rebuild:tally'), null, 'no commit');
+    assert.is(await c.reads.getCheckpoint('tally'), null, 'not switched in');
+    assert.not.ok((await c.reads.listCollections()).includes('tally_docs'), 'nothing switched in');
+    const record = (await readRebuilds(c.reads, ['tally'])).get('tally');
+    assert.is(record?.error, undefined, 'the failure is not recorded over the new holder\'s record');
+    assert.is((await c.reads.getLease(rebuildLease('tally')))?.owner, 'thief');
   } finally {
     await c.close();
   }
