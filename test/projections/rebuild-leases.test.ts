@@ -4,17 +4,13 @@
  * already switched in reads as rebuilt at once, not as a rebuild under way: a runner holding it
  * must not start that rebuild over while the others are still switching.
  */
-import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RecordedEvent } from '../../src/events/event-store.ts';
-import { openSqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
 import { foldDocuments, type Projector } from '../../src/projections/projector.ts';
 import { LeaseLostError, type ReadStore } from '../../src/projections/read-store.ts';
 import { keepRebuildLeases, readRebuilds, REBUILD_LEASE_TTLS, rebuildLease, rebuildProjections, rebuildUnderway } from '../../src/projections/rebuild.ts';
-import { openSqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
-import { tempDir } from '../support/tmp.ts';
+import { countedStores } from '../support/counted-stores.ts';
 
 const TTL_MS = 200;
 /** A projection lease's TTL, of which a rebuild's lease lasts REBUILD_LEASE_TTLS. */
@@ -32,21 +28,7 @@ const counter = (name: string, afterRebuild?: (reads: ReadStore) => Promise<void
   ...(afterRebuild ? { afterRebuild } : {}),
 });
 
-const setup = async () => {
-  const tmp = tempDir();
-  const events = openSqliteEventStore(join(tmp.dir, 'events.db'), { pollIntervalMs: 10 });
-  const reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
-  for (let s = 0; s < 5; s++) await events.append(`s${s}`, Array.from({ length: 4 }, () => ({ id: randomUUID(), type: 'Counted', data: {} })));
-  return {
-    events,
-    reads,
-    close: async () => {
-      await events.close();
-      await reads.close();
-      tmp.remove();
-    },
-  };
-};
+const setup = () => countedStores(5, 4);
 
 const test = suite('rebuild leases');
 

@@ -3,18 +3,14 @@
  * store) is resumed and switched in by the runner that takes the projection; copies left by one
  * that never committed anything are dropped; one the operator interrupted is left for them.
  */
-import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RecordedEvent } from '../../src/events/event-store.ts';
-import { openSqliteEventStore } from '../../src/events/adapters/sqlite-event-store.ts';
 import { foldDocuments, type Projector } from '../../src/projections/projector.ts';
 import { readRebuilds, rebuildCheckpoint, rebuildProjection } from '../../src/projections/rebuild.ts';
 import { ProjectionRunner } from '../../src/projections/runner.ts';
-import { openSqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
 import { verifyProjection } from '../../src/projections/verify.ts';
-import { tempDir } from '../support/tmp.ts';
+import { countedStores } from '../support/counted-stores.ts';
 
 const tally = (): Projector => ({
   name: 'tally',
@@ -27,21 +23,7 @@ const tally = (): Projector => ({
   ),
 });
 
-const setup = async () => {
-  const tmp = tempDir();
-  const events = openSqliteEventStore(join(tmp.dir, 'events.db'), { pollIntervalMs: 10 });
-  const reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
-  for (let s = 0; s < 20; s++) await events.append(`s${s}`, Array.from({ length: 10 }, () => ({ id: randomUUID(), type: 'Counted', data: {} })));
-  return {
-    events,
-    reads,
-    close: async () => {
-      await events.close();
-      await reads.close();
-      tmp.remove();
-    },
-  };
-};
+const setup = () => countedStores(20, 10);
 
 const until = async (what: string, check: () => Promise<boolean>) => {
   const deadline = Date.now() + 15_000;
