@@ -19,6 +19,7 @@ RUN npm run build && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production \
+    MALLOC_ARENA_MAX=2 \
     PORT=8080 \
     SVC_HOST=0.0.0.0 \
     SVC_DATA_DIR=/data

@@ -100,7 +100,8 @@ test('npm run build emits JavaScript that serves, rebuilds and answers svc comma
     assert.ok(existsSync(join(app, 'dist', 'src', 'http', 'admin-ui', 'assets', 'admin.css')), 'admin interface files copied');
 
     const token = 'compiled-runtime-admin-token-0123456789';
-    const env = { ...process.env, SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: token, SVC_HOST: '127.0.0.1', FORCE_COLOR: '0', NODE_OPTIONS: '' };
+    const { MALLOC_ARENA_MAX: _, ...inherited } = process.env;
+    const env = { ...inherited, SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: token, SVC_HOST: '127.0.0.1', FORCE_COLOR: '0', NODE_OPTIONS: '' };
     // npm start, as an operator runs it (its own process group, so the stop reaches node under npm).
     service = spawn('npm', ['start', '--silent'], { cwd: app, env: { ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let log = '';
@@ -120,6 +121,10 @@ test('npm run build emits JavaScript that serves, rebuilds and answers svc comma
     const admin = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' };
 
     assert.is((await fetch(`${base}/healthz`)).status, 200);
+    // npm start bounds glibc's malloc arenas (README, Deployment) unless the operator set the variable.
+    const pid = /"pid":(\d+)[^\n]*"msg":"service started"/.exec(log)?.[1];
+    assert.ok(pid, `the start line names the process: ${log}`);
+    assert.ok(readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes('MALLOC_ARENA_MAX=2'), 'MALLOC_ARENA_MAX=2 in the service environment');
     const css = await fetch(`${base}/admin/assets/admin.css`);
     assert.is(css.status, 200, 'the admin interface finds its files from dist/');
     assert.ok((await css.text()).length > 100);
