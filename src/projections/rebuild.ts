@@ -250,20 +250,29 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
   // lapsed while this one could not renew): the two never write the same copies.
   const fenced = reads.fenced(names.map(rebuildLease), owner);
   let last: RebuildProgress | undefined;
+  const switched = new Set<string>();
   try {
-    return await rebuild({ ...options, reads: fenced }, owner, ttlMs, renewMs, (p) => (last = p));
+    return await rebuild({ ...options, reads: fenced }, owner, ttlMs, renewMs, (p) => (last = p), switched);
   } catch (error) {
     const message = (error as Error).message;
     const at: RebuildProgress = last ?? { projection: names.join(', '), processed: 0, position: 0, head: 0, eventsPerSecond: 0, etaSeconds: null, phase: 'building' };
     // Refused too after a take-over: the record is the new holder's.
-    for (const name of names) await writeRebuild(fenced, name, { ...at, error: message }).catch(() => undefined);
+    // One already switched in was rebuilt, whatever happened to the others: its record says so.
+    for (const name of names) if (!switched.has(name)) await writeRebuild(fenced, name, { ...at, error: message }).catch(() => undefined);
     throw error;
   } finally {
     for (const name of names) await reads.releaseLease(rebuildLease(name), owner).catch(() => undefined);
   }
 };
 
-const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, renewMs: number, seen: (p: RebuildProgress) => void): Promise<RebuildProgress> => {
+const rebuild = async (
+  options: RebuildOptions,
+  owner: string,
+  ttlMs: number,
+  renewMs: number,
+  seen: (p: RebuildProgress) => void,
+  switched: Set<string>,
+): Promise<RebuildProgress> => {
   const { events, reads, projectors } = options;
   const batchSize = options.batchSize ?? 2000;
   const commitEveryMs = options.commitEveryMs ?? 60_000;
@@ -441,6 +450,7 @@ const rebuild = async (options: RebuildOptions, owner: string, ttlMs: number, re
     // Recorded done as soon as it is switched in: with its rebuild checkpoint gone, a record still
     // under way would read as a rebuild asked for and not begun, to be started over from nothing.
     await writeRebuild(reads, b.projector.name, { ...switching, phase: 'done' });
+    switched.add(b.projector.name);
   }
   return progress('done');
 };

@@ -29,7 +29,7 @@ test('a GET on keep-alive connections the server closed while the client was bus
     // Three connections in the pool (the rebuild benchmark's three read loops), all closed by the server below.
     const first = await Promise.all([1, 2, 3].map(() => httpRequest(target, 'GET', '/')));
     assert.equal(first.map((r) => r.text).sort(), ['answer 1', 'answer 2', 'answer 3']);
-    // In the pool, then busy past the server's keep-alive timeout (with the second Node's server adds to it): the
+    // In the pool, then busy past the server's keep-alive timeout (plus the 1 s Node's server adds to it): the
     // socket's close is not seen before the next request takes it. (With the server's hint under 2 s the agent keeps no socket.)
     await new Promise((resolve) => setTimeout(resolve, 10));
     const until = Date.now() + 3500;

@@ -50,6 +50,27 @@ test('a projection switched in is recorded done before the next one switches', a
   }
 });
 
+test('a switch that fails part-way records the failure only on the projections whose switch had not ended', async () => {
+  const c = await setup();
+  try {
+    const second = counter('second', async () => {
+      throw new Error('retiring the old snapshots failed');
+    });
+    const outcome = await rebuildProjections({ events: c.events, reads: c.reads, projectors: [counter('first'), second, counter('third')] }).then(
+      (p) => p.phase,
+      (e: Error) => e.message,
+    );
+    assert.is(outcome, 'retiring the old snapshots failed');
+    const records = await readRebuilds(c.reads, ['first', 'second', 'third']);
+    assert.equal([records.get('first')?.phase, records.get('first')?.error], ['done', undefined], 'switched in before the failure');
+    assert.is(records.get('second')?.error, 'retiring the old snapshots failed');
+    assert.is(records.get('third')?.error, 'retiring the old snapshots failed');
+    assert.equal(await c.reads.get('first_docs', 's0'), { id: 's0', count: 4 });
+  } finally {
+    await c.close();
+  }
+});
+
 test('the leases are renewed between switches that together outlast their TTL', async () => {
   const c = await setup();
   try {
