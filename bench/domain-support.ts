@@ -51,8 +51,10 @@ export interface ServerProcess {
 
 const benchFile = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.url));
 
-/** The environment of a child process: this one's, without any SVC_ variable of the caller, plus `env`. */
-/** The bench's environment without its SVC_ settings; glibc's malloc arenas bounded as `npm start` and the container image bound them. */
+/**
+ * The environment of a child process: this one's, without any SVC_ variable of the caller, plus `env`;
+ * glibc's malloc arenas bounded as `npm start` and the container image bound them.
+ */
 const childEnv = (env: Record<string, string>) => {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_')));
   return { MALLOC_ARENA_MAX: '2', ...base, ...env };

@@ -183,6 +183,12 @@ export interface LeaseStore {
 export const sameCheckpoint = (expected: Checkpoint | null, actual: Checkpoint | null): boolean =>
   (expected?.position ?? null) === (actual?.position ?? null) && (expected?.generation === undefined || expected.generation === (actual?.generation ?? 0));
 
+/** What a view made by ReadStore.fenced checks before each write. */
+export interface LeaseFence {
+  readonly leases: readonly string[];
+  readonly owner: string;
+}
+
 /** A write through a fenced view (ReadStore.fenced) after another owner took one of its leases. */
 export class LeaseLostError extends Error {
   constructor(

@@ -256,8 +256,8 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
   } catch (error) {
     const message = (error as Error).message;
     const at: RebuildProgress = last ?? { projection: names.join(', '), processed: 0, position: 0, head: 0, eventsPerSecond: 0, etaSeconds: null, phase: 'building' };
-    // Refused too after a take-over: the record is the new holder's.
-    // One already switched in was rebuilt, whatever happened to the others: its record says so.
+    // Through the fence (after a take-over the record is the new holder's), and not over a projection
+    // already switched in, which was rebuilt whatever happened to the others.
     for (const name of names) if (!switched.has(name)) await writeRebuild(fenced, name, { ...at, error: message }).catch(() => undefined);
     throw error;
   } finally {

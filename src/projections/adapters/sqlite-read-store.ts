@@ -5,6 +5,7 @@ import {
   COLLECTION_NAME,
   CheckpointConflictError,
   LeaseLostError,
+  type LeaseFence,
   UNBOUNDED,
   sameCheckpoint,
   type BatchLimit,
@@ -78,7 +79,7 @@ export class SqliteReadStore implements ReadStore {
   /** Settles once the writes waiting for the lock have run; none while no write waits. */
   private waiting: Promise<void> | undefined;
   /** Set on a view made by `fenced`: checked at the start of each of its write transactions. */
-  private fence: { readonly leases: readonly string[]; readonly owner: string } | undefined;
+  private fence: LeaseFence | undefined;
 
   constructor(private readonly db: Database.Database, options: SqliteReadStoreOptions = {}) {
     this.lockWaitMs = db.pragma('busy_timeout', { simple: true }) as number;
