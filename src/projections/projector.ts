@@ -70,6 +70,12 @@ export interface BatchContext {
   /** Set while the projection is being rebuilt. */
   readonly rebuild?: RebuildTarget;
   /**
+   * The generation of the projection whose state the batch folds (its checkpoint's, moved by each
+   * rebuild switched in; a rebuild folds the next one): what is kept of a state is valid for its
+   * generation only. 0 when not given.
+   */
+  readonly generation?: number;
+  /**
    * Every document of one of the projector's collections, as folded up to `last`, a page at a time:
    * parsed where they are in memory, as JSON text where they are read from the store.
    */

@@ -208,6 +208,8 @@ interface Build {
   readonly checkpoint: string;
   /** The rebuild checkpoint as stored. */
   stored: number;
+  /** The generation the projection gets when this copy is switched in (one rebuild of it runs at a time). */
+  readonly generation: number;
   docs: BatchDocs;
   readonly handles: ReadonlySet<string> | undefined;
 }
@@ -289,7 +291,8 @@ const rebuild = async (
       // Without its indexes until the documents are in (built before the switch): a rebuild reads its copies only by id.
       await reads.ensureCollection({ name: target.physical(spec.name) });
     }
-    builds.push({ projector, checkpoint, stored, docs: new BatchDocs(reads, target.physical, stored === 0, measure), handles: projector.handles && new Set(projector.handles) });
+    const generation = ((await reads.getCheckpoint(projector.name))?.generation ?? 0) + 1;
+    builds.push({ projector, checkpoint, stored, generation, docs: new BatchDocs(reads, target.physical, stored === 0, measure), handles: projector.handles && new Set(projector.handles) });
   }
   // Only events some projector folds are read (every projector ignores the others).
   const types = projectors.every((p) => p.handles) ? [...new Set(projectors.flatMap((p) => p.handles!))] : undefined;
@@ -411,6 +414,7 @@ const rebuild = async (
         after,
         changes: b.docs.takeChanges(),
         rebuild: target,
+        generation: b.generation,
         state: async (collection) => {
           if (b.docs.complete) return [b.docs.documents(collection)];
           await commit(b, position);

@@ -587,6 +587,7 @@ export class ProjectionRunner {
           reads: fenced,
           last,
           after,
+          generation: run.storedGeneration,
           changes: docs.takeChanges(),
           state: async (collection) => {
             // The snapshot must see every folded change: commit what waits first.

@@ -36,18 +36,38 @@ type SnapshotMeta = {
    * deltas (documents changed or removed since the previous one) on top of it.
    */
   readonly chain: readonly string[];
+  /** The generation of the projection whose state it holds (see BatchContext.generation); none in snapshots written before. */
+  readonly generation?: number;
 };
 
 export const snapshotSpec = { name: SNAPSHOTS, indexes: ['collection', 'recordedAt', 'position'], compoundIndexes: [['collection', 'recordedAt', 'position']] };
 
-/** The newest snapshot of a fold taken at or before `at` (or the newest of all). */
-export const latestSnapshot = async (reads: ReadStore, fold: string, at?: Date): Promise<SnapshotMeta | null> => {
+/** The newest snapshot stored under `key` taken at or before `at` (or the newest of all), whatever its generation. */
+const newestUnder = async (reads: ReadStore, key: string, at?: Date): Promise<SnapshotMeta | undefined> => {
   const [meta] = await reads.find<SnapshotMeta>(SNAPSHOTS, {
-    where: { collection: fold, ...(at ? { recordedAt: { $lte: at.toISOString() } } : {}) },
+    where: { collection: key, ...(at ? { recordedAt: { $lte: at.toISOString() } } : {}) },
     sort: [['recordedAt', 'desc'], ['position', 'desc']],
     limit: 1,
   });
-  return meta ?? null;
+  return meta;
+};
+
+/**
+ * The newest snapshot of a fold's projection as it is now (its checkpoint's generation) taken at
+ * or before `at` (or the newest of all). A switch moves the generation in the same transaction as
+ * the checkpoint, while the rebuilt snapshots are handed over to the projection's name after it
+ * (afterRebuild): until then, and for good if the process died in between, those of the replaced
+ * state are passed over and the rebuilt ones are found under the rebuild's key. A snapshot written
+ * before snapshots named their generation is taken as the projection's.
+ */
+export const latestSnapshot = async (reads: ReadStore, fold: string, at?: Date): Promise<SnapshotMeta | null> => {
+  const generation = (await reads.getCheckpoint(fold))?.generation ?? 0;
+  const live = await newestUnder(reads, fold, at);
+  const handed = await newestUnder(reads, rebuildKey(fold), at);
+  const own = live && (live.generation ?? generation) === generation ? live : undefined;
+  const rebuilt = handed?.generation === generation ? handed : undefined;
+  if (own && rebuilt) return rebuilt.position > own.position ? rebuilt : own;
+  return own ?? rebuilt ?? null;
 };
 
 /** Snapshots taken while a fold is rebuilt are kept under this key until the rebuild is switched in. */
@@ -236,6 +256,8 @@ async function* toChunks(id: string, pages: Pages<NewEntry>, maxBytes: number): 
 
 /** What this process knows of a fold's newest snapshot, and the changes made since it. */
 interface Tracker {
+  /** The generation of the state its snapshots hold. */
+  readonly generation: number;
   last: SnapshotMeta | null;
   /** Documents in the chain's full snapshot, and in its deltas so far. */
   baseDocs: number;
@@ -246,7 +268,7 @@ interface Tracker {
   upTo?: number;
 }
 
-const writeSnapshot = async (reads: ReadStore, key: string, pages: Pages<NewEntry>, position: number, recordedAt: Date, chain: readonly string[]) => {
+const writeSnapshot = async (reads: ReadStore, key: string, pages: Pages<NewEntry>, position: number, recordedAt: Date, chain: readonly string[], generation: number) => {
   const id = `${key}@${position}`;
   let chunks = 0;
   const counted = async function* () {
@@ -256,7 +278,7 @@ const writeSnapshot = async (reads: ReadStore, key: string, pages: Pages<NewEntr
     }
   };
   await writeInParts(reads, counted());
-  const meta: SnapshotMeta = { id, collection: key, position, recordedAt: recordedAt.toISOString(), chunks, chain: [...chain, id] };
+  const meta: SnapshotMeta = { id, collection: key, position, recordedAt: recordedAt.toISOString(), chunks, chain: [...chain, id], generation };
   // The meta last: a snapshot is found only once all its chunks are written.
   await writeInParts(reads, [sized({ kind: 'put', collection: SNAPSHOTS, doc: meta })]);
   return meta;
@@ -282,7 +304,10 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
       // A batch that does not follow on from the last one seen here: another process folded the
       // batches in between (it held the projection's lease), so the changes kept here are incomplete.
       if (t && ctx.after !== undefined && t.upTo !== undefined && ctx.after !== t.upTo) t = undefined;
-      if (!t) trackers.set(key, (t = { last: await latestSnapshot(ctx.reads, key), baseDocs: 0, chainDocs: 0, changed: null }));
+      // A rebuild switched in since (even at the very position folded here): the changes kept are of the replaced state.
+      const generation = ctx.generation ?? 0;
+      if (t && t.generation !== generation) t = undefined;
+      if (!t) trackers.set(key, (t = { generation, last: (await newestUnder(ctx.reads, key)) ?? null, baseDocs: 0, chainDocs: 0, changed: null }));
       t.upTo = ctx.last.position;
       if (t.changed) {
         for (const op of ctx.changes) {
@@ -299,7 +324,7 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
       const ratio = ctx.rebuild ? REBUILD_CHAIN_RATIO : CHAIN_RATIO;
       const onto = delta && t.last && t.last.chain.length < MAX_CHAIN && t.chainDocs + delta.length <= t.baseDocs * ratio ? t.last : null;
       if (onto && (await ctx.reads.get(SNAPSHOTS, onto.id))) {
-        t.last = await writeSnapshot(ctx.reads, key, [delta!], last.position, last.recordedAt, onto.chain);
+        t.last = await writeSnapshot(ctx.reads, key, [delta!], last.position, last.recordedAt, onto.chain, generation);
         t.chainDocs += delta!.length;
       } else {
         // Streamed: a fold's whole state need not fit in memory twice (or at all, once a rebuild spills it).
@@ -313,7 +338,7 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
             }
           }
         };
-        t.last = await writeSnapshot(ctx.reads, key, entries(), last.position, last.recordedAt, []);
+        t.last = await writeSnapshot(ctx.reads, key, entries(), last.position, last.recordedAt, [], generation);
         t.baseDocs = count;
         t.chainDocs = 0;
       }
