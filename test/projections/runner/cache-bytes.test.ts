@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { RecordedEvent } from '../../../src/events/event-store.ts';
@@ -9,6 +7,7 @@ import { openSqliteEventStore, type SqliteEventStore } from '../../../src/events
 import { foldDocuments, type Projector } from '../../../src/projections/projector.ts';
 import { ProjectionRunner } from '../../../src/projections/runner.ts';
 import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import { collectGarbage } from '../../support/gc.ts';
 import { tempDir } from '../../support/tmp.ts';
 
 interface Note {
@@ -78,11 +77,6 @@ test('the documents kept across commits stay within the bound in bytes, shared b
   }
 });
 
-/** A full garbage collection, for asking which objects are still reachable. */
-const collectGarbage = (): (() => void) => {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-};
 
 test('documents dropped from the cache are not held by anything else of the runner', async () => {
   const c = setup();
