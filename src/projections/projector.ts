@@ -36,6 +36,11 @@ export interface Projector {
    * Failures are logged, never retried.
    */
   afterBatch?(context: BatchContext): Promise<void>;
+  /**
+   * Runs when a rebuild starts from nothing (no rebuild checkpoint), before it folds anything: what an
+   * earlier run that was abandoned left outside the rebuild's copies goes (their copies are dropped).
+   */
+  beforeRebuild?(reads: ReadStore): Promise<void>;
   /** Runs once a rebuild has been switched in (e.g. to retire data derived from the old version). */
   afterRebuild?(reads: ReadStore): Promise<void>;
   /**

@@ -285,6 +285,7 @@ const rebuild = async (
   for (const projector of projectors) {
     const checkpoint = rebuildCheckpoint(projector.name);
     const stored = (await reads.getCheckpoint(checkpoint))?.position ?? 0;
+    if (stored === 0) await projector.beforeRebuild?.(reads);
     for (const spec of projector.collections) {
       // A rebuild without a checkpoint starts from nothing, whatever an earlier attempt left.
       if (stored === 0) await reads.dropCollection(target.physical(spec.name));

@@ -344,6 +344,13 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
       }
       t.changed = new Map();
     },
+    // A run that died before its first commit is started over, possibly by another version of the
+    // fold: left in place, its snapshots would be handed over with the new run's (which writes
+    // none until it passes the last of them).
+    async beforeRebuild(reads) {
+      await deleteSnapshots(reads, await snapshotsOf(reads, rebuildKey(fold.name)));
+      trackers.delete(rebuildKey(fold.name));
+    },
     async afterRebuild(reads) {
       await deleteSnapshots(reads, await snapshotsOf(reads, fold.name));
       const rebuilt = await snapshotsOf(reads, rebuildKey(fold.name));

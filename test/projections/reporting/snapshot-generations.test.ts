@@ -2,18 +2,21 @@
  * Snapshots belong to one generation of their projection (each rebuild switched in starts the
  * next): an `at` answer never starts from a snapshot of a state that a switch replaced, whether the
  * process that switched died before handing the rebuilt snapshots over, or a live fold saw the switch
- * between two of its snapshots.
+ * between two of its snapshots; and a rebuild started over from nothing hands over nothing of what an
+ * abandoned run of it snapshotted.
  */
+import { join } from 'node:path';
 import * as assert from 'uvu/assert';
+import { openSqliteEventStore } from '../../../src/events/adapters/sqlite-event-store.ts';
 import type { RecordedEvent } from '../../../src/events/event-store.ts';
+import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import type { Doc, WriteOp } from '../../../src/projections/read-store.ts';
-import type { SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
-import { SNAPSHOTS, latestSnapshot, loadSnapshot, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
-import { snapshotSpec } from '../../../src/projections/reporting/snapshots.ts';
 import { rebuildProjections } from '../../../src/projections/rebuild.ts';
+import { SNAPSHOTS, latestSnapshot, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
 import { countedStores } from '../../support/counted-stores.ts';
 import { openSnapshotStore, snapshotStoreSuite } from '../../support/snapshot-store.ts';
+import { tempDir } from '../../support/tmp.ts';
 
 const test = snapshotStoreSuite('snapshot generations', 'svc-snapshot-generations');
 
@@ -23,6 +26,16 @@ const rebuilding = { physical: (c: string) => `${c}__rebuild` };
 const event = (position: number) => ({ position, recordedAt: new Date(Date.UTC(2024, 0, 1, 0, 0, position)) }) as RecordedEvent;
 const things = (version: string, ids: readonly string[]): Doc[] => ids.map((id) => ({ id, version }));
 const puts = (docs: readonly Doc[]): WriteOp[] => docs.map((doc) => ({ kind: 'put', collection: 'things', doc }));
+
+/** A fold counting the events it folds (one document: `all`). */
+const counter: Projector = {
+  name: 'collection:counted',
+  collections: [{ name: 'counts' }],
+  apply: async (_, docs) => {
+    const doc = await docs.get<{ id: string; n: number }>('counts', 'all');
+    docs.put('counts', { id: 'all', n: (doc?.n ?? 0) + 1 });
+  },
+};
 
 /** A switch of the projection with nothing to rename: its checkpoint moves to `position`, with the next generation. */
 const switchIn = (reads: SqliteReadStore, position: number) => reads.swapIn([], fold.name, { position }, `rebuild:${fold.name}`);
@@ -72,14 +85,6 @@ test('a rebuild snapshots the generation it switches in: found by `at` before th
   const c = await countedStores(3, 4);
   try {
     await c.reads.ensureCollection(snapshotSpec);
-    const counter: Projector = {
-      name: 'collection:counted',
-      collections: [{ name: 'counts' }],
-      apply: async (_, docs) => {
-        const doc = await docs.get<{ id: string; n: number }>('counts', 'all');
-        docs.put('counts', { id: 'all', n: (doc?.n ?? 0) + 1 });
-      },
-    };
     // The process dies after the switch, before the hand-over.
     const { afterRebuild: _, ...snapshotted } = withSnapshots(counter, 4);
     await rebuildProjections({ events: c.events, reads: c.reads, projectors: [snapshotted], batchSize: 4 });
@@ -89,6 +94,30 @@ test('a rebuild snapshots the generation it switches in: found by `at` before th
     assert.equal([...state.collections.get('counts')!.values()], [{ id: 'all', n: 12 }]);
   } finally {
     await c.close();
+  }
+});
+
+test('a rebuild that starts from nothing drops what an abandoned run of it snapshotted: none of it is handed over', async () => {
+  const tmp = tempDir();
+  // One event a second: an instant names one position.
+  let clock = Date.UTC(2024, 0, 1);
+  const events = openSqliteEventStore(join(tmp.dir, 'events.db'), { clock: () => (clock += 1000) });
+  const reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
+  try {
+    await reads.ensureCollection(snapshotSpec);
+    for (let i = 0; i < 12; i++) await events.append(`s${i}`, [{ id: `e${i}`, type: 'Counted', data: {} }]);
+    const positionAt = async (p: number) => (await events.readAll({ after: p - 1, maxCount: 1 })[Symbol.asyncIterator]().next()).value as RecordedEvent;
+    // An earlier run (another version of the fold) snapshotted position 8 and died before committing anything.
+    await withSnapshots(counter, 4).afterBatch!({ reads, last: await positionAt(8), changes: [], generation: 1, rebuild: rebuilding, state: async () => [[{ id: 'all', n: 999 }]] });
+    await rebuildProjections({ events, reads, projectors: [withSnapshots(counter, 4)], batchSize: 2 });
+    const at = (await positionAt(10)).recordedAt;
+    const meta = await latestSnapshot(reads, counter.name, at);
+    const state = meta ? await loadSnapshot(reads, new Map(), meta) : undefined;
+    assert.equal([...(state?.collections.get('counts')?.values() ?? [])], [{ id: 'all', n: meta?.position }], `${meta?.id}`);
+  } finally {
+    await events.close();
+    await reads.close();
+    tmp.remove();
   }
 });
 
