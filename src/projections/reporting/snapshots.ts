@@ -63,8 +63,12 @@ const newestUnder = async (reads: ReadStore, key: string, at?: Date): Promise<Sn
 export const latestSnapshot = async (reads: ReadStore, fold: string, at?: Date): Promise<SnapshotMeta | null> => {
   const generation = (await reads.getCheckpoint(fold))?.generation ?? 0;
   const live = await newestUnder(reads, fold, at);
+  // One of this generation is the projection's state: handed over, or written since the switch (only a
+  // hand-over cut short leaves one nearer `at` under the rebuild's key, which costs a longer replay).
+  // No second query on the common path.
+  if (live?.generation === generation) return live;
+  const own = live && live.generation === undefined ? live : undefined;
   const handed = await newestUnder(reads, rebuildKey(fold), at);
-  const own = live && (live.generation ?? generation) === generation ? live : undefined;
   const rebuilt = handed?.generation === generation ? handed : undefined;
   if (own && rebuilt) return rebuilt.position > own.position ? rebuilt : own;
   return own ?? rebuilt ?? null;

@@ -5,18 +5,15 @@
  * between two of its snapshots; and a rebuild started over from nothing hands over nothing of what an
  * abandoned run of it snapshotted.
  */
-import { join } from 'node:path';
 import * as assert from 'uvu/assert';
-import { openSqliteEventStore } from '../../../src/events/adapters/sqlite-event-store.ts';
 import type { RecordedEvent } from '../../../src/events/event-store.ts';
-import { openSqliteReadStore, type SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import type { SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import type { Doc, WriteOp } from '../../../src/projections/read-store.ts';
 import { rebuildProjections } from '../../../src/projections/rebuild.ts';
 import { SNAPSHOTS, latestSnapshot, loadSnapshot, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
 import { countedStores } from '../../support/counted-stores.ts';
 import { openSnapshotStore, snapshotStoreSuite } from '../../support/snapshot-store.ts';
-import { tempDir } from '../../support/tmp.ts';
 
 const test = snapshotStoreSuite('snapshot generations', 'svc-snapshot-generations');
 
@@ -98,14 +95,12 @@ test('a rebuild snapshots the generation it switches in: found by `at` before th
 });
 
 test('a rebuild that starts from nothing drops what an abandoned run of it snapshotted: none of it is handed over', async () => {
-  const tmp = tempDir();
   // One event a second: an instant names one position.
   let clock = Date.UTC(2024, 0, 1);
-  const events = openSqliteEventStore(join(tmp.dir, 'events.db'), { clock: () => (clock += 1000) });
-  const reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
+  const c = await countedStores(12, 1, () => (clock += 1000));
+  const { events, reads } = c;
   try {
     await reads.ensureCollection(snapshotSpec);
-    for (let i = 0; i < 12; i++) await events.append(`s${i}`, [{ id: `e${i}`, type: 'Counted', data: {} }]);
     const positionAt = async (p: number) => (await events.readAll({ after: p - 1, maxCount: 1 })[Symbol.asyncIterator]().next()).value as RecordedEvent;
     // An earlier run (another version of the fold) snapshotted position 8 and died before committing anything.
     await withSnapshots(counter, 4).afterBatch!({ reads, last: await positionAt(8), changes: [], generation: 1, rebuild: rebuilding, state: async () => [[{ id: 'all', n: 999 }]] });
@@ -115,9 +110,7 @@ test('a rebuild that starts from nothing drops what an abandoned run of it snaps
     const state = meta ? await loadSnapshot(reads, new Map(), meta) : undefined;
     assert.equal([...(state?.collections.get('counts')?.values() ?? [])], [{ id: 'all', n: meta?.position }], `${meta?.id}`);
   } finally {
-    await events.close();
-    await reads.close();
-    tmp.remove();
+    await c.close();
   }
 });
 
