@@ -10,8 +10,19 @@ export const SNAPSHOTS = 'rc_snapshots';
 const CHUNK = 2000;
 /** Most bytes of JSON in one chunk document (documents can be large): well under MongoDB's 16 MB per document. */
 export const CHUNK_BYTES = 4 * 1024 * 1024;
-/** Longest chain of deltas on one full snapshot: bounds the documents an `at` answer loads. */
+/**
+ * Links of a chain (its full snapshot and deltas) past which the next snapshot is a full copy as
+ * soon as the deltas add up to as many documents as that copy: every link is a read when a chain is
+ * loaded. Not at once: the copy of a state that has stopped growing, rewritten every 64 links
+ * whatever its size, made a 2M-event history's full copies cost more than all its deltas (one every
+ * 128,000 events of 180,000 documents, against deltas of 128,000), and what snapshots take grew with
+ * the log times the state. Waiting until the deltas add up to the copy bounds the copies by the
+ * deltas, which grow with the log alone; a chain then loads at most about twice the state (as
+ * CHAIN_RATIO bounds it live).
+ */
 const MAX_CHAIN = 64;
+/** Longest chain of all: deltas of a few documents each (a log of mostly other events) would otherwise make thousands of links. */
+const MAX_LINKS = 512;
 /**
  * How many times its full snapshot's documents the deltas on it may add up to before the next
  * snapshot is a full copy: live, once (loading a snapshot reads at most about twice the state);
@@ -326,7 +337,9 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
       const delta = t.changed ? [...t.changed.values()] : null;
       // A delta needs the snapshot it builds on: a rebuild switched in by another process deletes it.
       const ratio = ctx.rebuild ? REBUILD_CHAIN_RATIO : CHAIN_RATIO;
-      const onto = delta && t.last && t.last.chain.length < MAX_CHAIN && t.chainDocs + delta.length <= t.baseDocs * ratio ? t.last : null;
+      const links = t.last?.chain.length ?? 0;
+      const short = links < MAX_CHAIN || (links < MAX_LINKS && t.chainDocs < t.baseDocs);
+      const onto = delta && t.last && short && t.chainDocs + delta.length <= t.baseDocs * ratio ? t.last : null;
       if (onto && (await ctx.reads.get(SNAPSHOTS, onto.id))) {
         t.last = await writeSnapshot(ctx.reads, key, [delta!], last.position, last.recordedAt, onto.chain, generation);
         t.chainDocs += delta!.length;
