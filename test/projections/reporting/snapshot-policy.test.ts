@@ -9,7 +9,10 @@ import * as assert from 'uvu/assert';
 import { openSqliteEventStore } from '../../../src/events/adapters/sqlite-event-store.ts';
 import { eventDecoder } from '../../../src/events/decode.ts';
 import { domainCodecs } from '../../../src/events/codecs.ts';
-import { collectionFold, collectionNames as collectionNamesOf } from '../../../src/projections/reporting/collection-fold.ts';
+import { collectionFold, collectionNames } from '../../../src/projections/reporting/collection-fold.ts';
+import type { EventStore } from '../../../src/events/event-store.ts';
+import type { ReadStore } from '../../../src/projections/read-store.ts';
+import type { Projector } from '../../../src/projections/projector.ts';
 import { loadCollections } from '../../../src/app/load-collections.ts';
 import { chunkEntries, type StoredChunk } from '../../../src/projections/reporting/snapshot-chunks.ts';
 import { loadSnapshot, SNAPSHOTS, snapshotSpec, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
@@ -44,17 +47,29 @@ const history = () => {
 
 type Meta = { id: string; collection: string; position: number; chunks: number; chain: string[] };
 
-test('a growing fold rebuilt: deltas up to three times the full copy they build on, every snapshot loads to the folded state', async () => {
+interface Rebuilt {
+  readonly events: EventStore;
+  readonly reads: ReadStore;
+  readonly fold: Projector;
+  /** Every snapshot meta, oldest first. */
+  readonly metas: readonly Meta[];
+  /** Entries a snapshot holds. */
+  entries(m: Meta): Promise<number>;
+  /** The deltas on a full copy, oldest first, and the entries they add up to. */
+  deltasOn(full: Meta): Promise<{ readonly chain: readonly Meta[]; readonly entries: number }>;
+}
+
+/** `history` appended, the people fold rebuilt from it with a snapshot every `interval` positions, then `check` run on what it wrote. */
+const rebuilt = async (history: ReturnType<typeof changed>[], interval: number, batchSize: number, check: (r: Rebuilt) => Promise<void>) => {
   const tmp = tempDir();
   const events = openSqliteEventStore(join(tmp.dir, 'events.db'));
   const reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
   try {
-    for (const e of history()) await events.append(e.stream!, [{ type: e.type, data: e.data }]);
+    for (const e of history) await events.append(e.stream!, [{ type: e.type, data: e.data }]);
     await reads.ensureCollection(snapshotSpec);
-    const decode = eventDecoder(domainCodecs);
     const people = loadCollections(collectionsFile, schema).find((c) => c.name === 'people')!;
-    const fold = withSnapshots(collectionFold(people, schema, decode), 50);
-    assert.is((await rebuildProjections({ events, reads, projectors: [fold], batchSize: 25 })).phase, 'done');
+    const fold = withSnapshots(collectionFold(people, schema, eventDecoder(domainCodecs)), interval);
+    assert.is((await rebuildProjections({ events, reads, projectors: [fold], batchSize })).phase, 'done');
 
     const all = await reads.find<Meta & Partial<StoredChunk>>(SNAPSHOTS);
     const metas = all.filter((d) => Array.isArray(d.chain)).sort((a, b) => a.position - b.position);
@@ -63,6 +78,22 @@ test('a growing fold rebuilt: deltas up to three times the full copy they build 
       for (let i = 0; i < m.chunks; i++) n += (await chunkEntries(all.find((d) => d.id === `${m.id}#${i}`) as StoredChunk)).length;
       return n;
     };
+    const deltasOn = async (full: Meta) => {
+      const chain = metas.filter((m) => m.chain.length > 1 && m.chain[0] === full.id);
+      let n = 0;
+      for (const m of chain) n += await entries(m);
+      return { chain, entries: n };
+    };
+    await check({ events, reads, fold, metas, entries, deltasOn });
+  } finally {
+    await events.close();
+    await reads.close();
+    tmp.remove();
+  }
+};
+
+test('a growing fold rebuilt: deltas up to three times the full copy they build on, every snapshot loads to the folded state', () =>
+  rebuilt(history(), 50, 25, async ({ events, reads, fold, metas, entries, deltasOn }) => {
     const fulls = metas.filter((m) => m.chain.length === 1);
     assert.ok(metas.length >= 20, `${metas.length} snapshots`);
     assert.ok(fulls.length >= 2, `${fulls.length} full copies`);
@@ -70,9 +101,7 @@ test('a growing fold rebuilt: deltas up to three times the full copy they build 
     let most = 0;
     for (const full of fulls) {
       const base = await entries(full);
-      const chain = metas.filter((m) => m.chain.length > 1 && m.chain[0] === full.id);
-      let deltas = 0;
-      for (const m of chain) deltas += await entries(m);
+      const { chain, entries: deltas } = await deltasOn(full);
       const lastDelta = chain.length > 0 ? await entries(chain[chain.length - 1]!) : 0;
       assert.ok(deltas - lastDelta <= 3 * base, `${deltas} delta entries on ${base}`);
       most = Math.max(most, deltas / base);
@@ -92,12 +121,7 @@ test('a growing fold rebuilt: deltas up to three times the full copy they build 
       assert.ok(stored.length > 0, spec.name);
       assert.equal(normal(state.collections.get(spec.name)?.values() ?? [], spec.name), normal(stored, spec.name), spec.name);
     }
-  } finally {
-    await events.close();
-    await reads.close();
-    tmp.remove();
-  }
-});
+  }));
 
 /**
  * A fold whose state stops growing (every person created first, then only renamed), snapshotted
@@ -113,24 +137,8 @@ const steadyHistory = () => {
   return out;
 };
 
-test('a full copy is written only once the deltas on the one before add up to half its documents: what snapshots take grows with the log, not with the log times the state', async () => {
-  const tmp = tempDir();
-  const events = openSqliteEventStore(join(tmp.dir, 'events.db'));
-  const reads = openSqliteReadStore(join(tmp.dir, 'read.db'));
-  try {
-    for (const e of steadyHistory()) await events.append(e.stream!, [{ type: e.type, data: e.data }]);
-    await reads.ensureCollection(snapshotSpec);
-    const people = loadCollections(collectionsFile, schema).find((c) => c.name === 'people')!;
-    const fold = withSnapshots(collectionFold(people, schema, eventDecoder(domainCodecs)), 5);
-    assert.is((await rebuildProjections({ events, reads, projectors: [fold], batchSize: 5 })).phase, 'done');
-
-    const all = await reads.find<Meta & Partial<StoredChunk>>(SNAPSHOTS);
-    const metas = all.filter((d) => Array.isArray(d.chain)).sort((a, b) => a.position - b.position);
-    const entries = async (m: Meta) => {
-      let n = 0;
-      for (let i = 0; i < m.chunks; i++) n += (await chunkEntries(all.find((d) => d.id === `${m.id}#${i}`) as StoredChunk)).length;
-      return n;
-    };
+test('a full copy is written only once the deltas on the one before add up to half its documents: what snapshots take grows with the log, not with the log times the state', () =>
+  rebuilt(steadyHistory(), 5, 5, async ({ events, reads, fold, metas, entries, deltasOn }) => {
     // The full copies taken once every person is created (position 901 on), each against the deltas on the one before it.
     const fulls = metas.filter((m) => m.chain.length === 1);
     const steady = fulls.filter((m, i) => i > 0 && fulls[i - 1]!.position > 901);
@@ -138,27 +146,21 @@ test('a full copy is written only once the deltas on the one before add up to ha
     for (const full of steady) {
       const before = fulls[fulls.indexOf(full) - 1]!;
       const base = await entries(before);
-      const chain = metas.filter((m) => m.chain.length > 1 && m.chain[0] === before.id);
-      let deltas = 0;
-      for (const m of chain) deltas += await entries(m);
+      const { chain, entries: deltas } = await deltasOn(before);
       assert.ok(base > 1500, `${base} documents in the full copy at ${before.position}`);
       assert.ok(2 * deltas >= base, `a full copy at ${full.position} after ${chain.length} deltas of ${deltas} entries on one of ${base}`);
     }
-    // Every snapshot of the last chain still loads to the state the fold had at its position: the newest to the rebuilt one.
+    // The newest snapshot (at the head) loads to the rebuilt rows.
     const newest = metas[metas.length - 1]!;
     assert.is(newest.position, await events.headPosition());
     const state = await loadSnapshot(reads, new Map(), newest as never, fold.derived);
-    const rows = await reads.find<{ id: string }>(collectionNamesOf(people.name).rows);
+    const rowsName = collectionNames('people').rows;
+    const rows = await reads.find<{ id: string }>(rowsName);
     assert.is(rows.length, 900);
     assert.equal(
-      [...(state.collections.get(collectionNamesOf(people.name).rows)?.values() ?? [])].sort((a, b) => a.id.localeCompare(b.id)),
+      [...(state.collections.get(rowsName)?.values() ?? [])].sort((a, b) => a.id.localeCompare(b.id)),
       rows.sort((a, b) => a.id.localeCompare(b.id)),
     );
-  } finally {
-    await events.close();
-    await reads.close();
-    tmp.remove();
-  }
-});
+  }));
 
 test.run();
