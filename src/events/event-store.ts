@@ -81,10 +81,20 @@ export interface ReadAllOptions extends LogFilter {
 export interface ReadByStreamOptions {
   /** Only streams whose names start with this prefix. */
   readonly streamPrefix: string;
+  /** Only streams whose names sort at or after this one (a part cut by splitStreams). */
+  readonly from?: string;
+  /** Only streams whose names sort before this one. */
+  readonly before?: string;
   /** Only events at or before this position. */
   readonly through: number;
   /** Only events of these types. */
   readonly types?: readonly string[];
+}
+
+export interface SplitStreamsOptions {
+  readonly streamPrefix: string;
+  /** How many parts to cut the streams into. */
+  readonly parts: number;
 }
 
 export interface SubscribeOptions extends LogFilter {
@@ -166,6 +176,14 @@ export interface EventStore {
    * order there.
    */
   readByStream?(options: ReadByStreamOptions): AsyncIterable<RecordedEvent>;
+  /**
+   * Stream names that cut the streams starting with `streamPrefix` into `parts` runs (in name order)
+   * of about as many events each: each name is the first stream of the run after it, so readByStream
+   * from one to the next reads one run. Fewer names where there are fewer streams; none for one
+   * part. Present where readByStream is; the rebuild shares one projection's streams among its
+   * worker threads with it.
+   */
+  splitStreams?(options: SplitStreamsOptions): Promise<string[]>;
   /** Position of the last event in the log, or 0 when the log is empty. */
   headPosition(): Promise<number>;
   subscribe(options: SubscribeOptions, handler: BatchHandler): Subscription;

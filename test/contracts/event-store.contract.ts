@@ -190,6 +190,39 @@ export const eventStoreContract = (name: string, open: () => Promise<EventStoreF
     assert.equal(odd.map((e) => `${e.stream.slice(base.length)}:${e.revision}`), [...Array.from({ length: 600 }, (_, i) => `-a:${2 * i + 1}`), '-b:1', '-c:1']);
   });
 
+  test('splitStreams cuts a prefix\'s streams into runs of about as many events; readByStream reads one run from cut to cut', async (ctx) => {
+    const store = ctx.fx.store;
+    if (!store.readByStream || !store.splitStreams) {
+      assert.not.ok(options.readsByStream, `${name} should read by stream and split its streams`);
+      console.log(`skipped: splitStreams on ${name} (optional, with readByStream; its rebuilds read the log in log order)`);
+      return;
+    }
+    const base = s(ctx, 'split');
+    // 40 streams of 1 to 40 events (820 in all), appended in no name order, and one outside the prefix.
+    const sizes = Array.from({ length: 40 }, (_, i) => (i * 17) % 40 + 1);
+    for (const [i, n] of sizes.entries()) await store.append(`${base}-${String((i * 7) % 40).padStart(2, '0')}`, Array.from({ length: n }, (_, k) => ev('Even', { k })));
+    await store.append(`${base}x-outside`, [ev('Even')]);
+    const through = await store.headPosition();
+    const whole = await collect(store.readByStream({ streamPrefix: `${base}-`, through }));
+    assert.is(whole.length, 820);
+    assert.equal(await store.splitStreams({ streamPrefix: `${base}-`, parts: 1 }), []);
+    for (const parts of [2, 3, 4]) {
+      const cuts = await store.splitStreams({ streamPrefix: `${base}-`, parts });
+      assert.is(cuts.length, parts - 1, `${parts} parts`);
+      const runs: RecordedEvent[][] = [];
+      for (let k = 0; k < parts; k++) {
+        const from = k === 0 ? {} : { from: cuts[k - 1]! };
+        const before = k === parts - 1 ? {} : { before: cuts[k]! };
+        runs.push(await collect(store.readByStream({ streamPrefix: `${base}-`, through, ...from, ...before })));
+      }
+      // Together the runs read what one read does, in the same order; each within a stream's length (40) of an even share.
+      assert.equal(runs.flat().map((e) => e.id), whole.map((e) => e.id));
+      for (const run of runs) assert.ok(Math.abs(run.length - 820 / parts) <= 40, `${parts} parts: a run of ${run.length}`);
+      // A cut is the first stream of its run: no stream is read in two.
+      for (let k = 1; k < parts; k++) assert.is(runs[k]![0]!.stream, cuts[k - 1]);
+    }
+  });
+
   test('appendMany appends to several streams and reports each result', async (ctx) => {
     const a = s(ctx, 'many-a');
     const b = s(ctx, 'many-b');

@@ -13,6 +13,7 @@ import {
   type NewEvent,
   type ReadAllOptions,
   type ReadByStreamOptions,
+  type SplitStreamsOptions,
   type ReadStreamOptions,
   type RecordedEvent,
   type StreamAppend,
@@ -178,9 +179,14 @@ export class SqliteEventStore implements EventStore {
    */
   async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
     const params: unknown[] = [];
-    const sql = `SELECT ${COLUMNS} FROM events WHERE (stream, revision) > (?, ?) AND position <= ?${filterSql(options, params)} ORDER BY stream, revision LIMIT ?`;
+    let where = filterSql(options, params);
+    if (options.before !== undefined) {
+      where += ' AND stream < ?';
+      params.push(options.before);
+    }
+    const sql = `SELECT ${COLUMNS} FROM events WHERE (stream, revision) > (?, ?) AND position <= ?${where} ORDER BY stream, revision LIMIT ?`;
     const stmt = this.page(sql);
-    let stream = options.streamPrefix;
+    let stream = options.from !== undefined && options.from > options.streamPrefix ? options.from : options.streamPrefix;
     let revision = -1;
     for (;;) {
       const rows = stmt.all(stream, revision, options.through, ...params, PAGE);
@@ -189,6 +195,21 @@ export class SqliteEventStore implements EventStore {
       stream = rows[rows.length - 1]![2];
       revision = rows[rows.length - 1]![3];
     }
+  }
+
+  async splitStreams({ streamPrefix, parts }: SplitStreamsOptions): Promise<string[]> {
+    if (parts < 2) return [];
+    // Both walk the (stream, revision) index alone: a few tens of milliseconds per million events.
+    const range = [streamPrefix, prefixEnd(streamPrefix)];
+    const count = this.db.prepare<unknown[], { n: number }>('SELECT count(*) AS n FROM events WHERE stream >= ? AND stream < ?').get(...range)!.n;
+    const at = this.db.prepare<unknown[], { stream: string }>('SELECT stream FROM events WHERE stream >= ? AND stream < ? ORDER BY stream, revision LIMIT 1 OFFSET ?');
+    const cuts: string[] = [];
+    for (let k = 1; k < parts; k++) {
+      const stream = at.get(...range, Math.floor((count * k) / parts))?.stream;
+      // The first stream of a run: a long stream at a cut leaves the run after it shorter, or empty.
+      if (stream !== undefined && stream > (cuts[cuts.length - 1] ?? streamPrefix)) cuts.push(stream);
+    }
+    return cuts;
   }
 
   /**
