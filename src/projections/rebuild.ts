@@ -4,6 +4,7 @@ import { pagedDocs } from './paged-docs.ts';
 import type { Projector, RebuildTarget } from './projector.ts';
 import type { BatchLimit, LeaseStore, ReadStore } from './read-store.ts';
 import { windowFull } from './runner/commit-policy.ts';
+import { rangesOf, unlessAborted, type HelperShare, type OwnerShare, type StreamRange } from './stream-share.ts';
 
 export const REBUILD_SUFFIX = '__rebuild';
 export const rebuildCheckpoint = (projection: string) => `rebuild:${projection}`;
@@ -122,6 +123,8 @@ export interface RebuildOptions {
    * this, not by the length of the log.
    */
   readonly cacheBytes?: number;
+  /** The streams of one of `projectors` (folded by stream) shared with helpers running beside it (helpRebuild). */
+  readonly share?: OwnerShare;
 }
 
 export const DEFAULT_REBUILD_CACHE_BYTES = 48 * 2 ** 20;
@@ -263,6 +266,8 @@ export const rebuildProjections = async (options: RebuildOptions): Promise<Rebui
     for (const name of names) if (!switched.has(name)) await writeRebuild(fenced, name, { ...at, error: message }).catch(() => undefined);
     throw error;
   } finally {
+    // Helpers waiting for a part that a failure kept from being offered go on with their own work.
+    options.share?.offer(null);
     for (const name of names) await reads.releaseLease(rebuildLease(name), owner).catch(() => undefined);
   }
 };
@@ -348,10 +353,21 @@ const rebuild = async (
   await progress('building', 'building', false);
   const readByStream = events.readByStream?.bind(events);
   const byStream = readByStream ? builds.filter((b) => b.stored === 0 && b.projector.byStream) : [];
+  const share = options.share;
+  // Helpers wait for their parts: with none to fold here they go on with their own projections.
+  if (share && !byStream.some((b) => b.projector.name === share.projection)) share.offer(null);
   if (readByStream && byStream.length > 0) {
     // Folded up to the head as read now; the log is then read in order from there for them.
     const through = head;
     for (const b of byStream) {
+      const shared = share?.projection === b.projector.name ? share : undefined;
+      let own: StreamRange = {};
+      if (shared) {
+        const cuts = events.splitStreams ? await events.splitStreams({ streamPrefix: b.projector.byStream!.streamPrefix, parts: shared.helpers + 1 }) : [];
+        const [first, ...rest] = rangesOf(cuts);
+        own = first!;
+        shared.offer(rest.length > 0 ? { through, parts: rest } : null);
+      }
       const base = processed;
       const between = async (folded: number) => {
         await new Promise((resolve) => setImmediate(resolve));
@@ -365,7 +381,10 @@ const rebuild = async (
         return true;
       };
       // Stopped: nothing is committed; without a checkpoint the next run starts these copies over.
-      if (!(await foldByStream(readByStream, reads, b, through, limit, measure, batchSize, between))) return progress('interrupted', options.resumeAfterStop ? 'building' : 'interrupted');
+      const stopped = () => progress('interrupted', options.resumeAfterStop ? 'building' : 'interrupted');
+      if (!(await foldByStream(readByStream, reads, b.projector, own, through, limit, measure, batchSize, between))) return stopped();
+      // The checkpoint says every stream is folded up to `through`: not before the helpers' parts are written.
+      if (shared && (await unlessAborted(shared.helped().then(() => true), options.signal)) === undefined) return stopped();
       await commit(b, through);
       // Its documents are in the store, no longer in memory: the events after `through` read them back.
       b.docs = new BatchDocs(reads, target.physical, false, measure);
@@ -473,7 +492,8 @@ const BY_STREAM_DOCS = 2_000;
 const foldByStream = async (
   readByStream: NonNullable<EventStore['readByStream']>,
   reads: ReadStore,
-  b: Build,
+  projector: Projector,
+  range: StreamRange,
   through: number,
   limit: BatchLimit,
   measure: boolean,
@@ -490,8 +510,8 @@ const foldByStream = async (
   let stream: string | undefined;
   let folded = 0;
   let next = every;
-  const types = b.projector.handles;
-  for await (const event of readByStream({ streamPrefix: b.projector.byStream!.streamPrefix, through, ...(types ? { types } : {}) })) {
+  const types = projector.handles;
+  for await (const event of readByStream({ streamPrefix: projector.byStream!.streamPrefix, ...range, through, ...(types ? { types } : {}) })) {
     if (event.stream !== stream) {
       stream = event.stream;
       if (docs.size >= BY_STREAM_DOCS) {
@@ -503,7 +523,7 @@ const foldByStream = async (
         next = folded + every;
       }
     }
-    const applied = b.projector.apply(event, docs);
+    const applied = projector.apply(event, docs);
     if (applied) await applied;
     folded++;
     if (windowFull(docs.pending, docs.pendingBytes, limit)) await write();
@@ -515,3 +535,44 @@ const foldByStream = async (
 /** Rebuilds one projection (see rebuildProjections). */
 export const rebuildProjection = (options: Omit<RebuildOptions, 'projectors'> & { readonly projector: Projector }): Promise<RebuildProgress> =>
   rebuildProjections({ ...options, projectors: [options.projector] });
+
+export interface HelpOptions {
+  readonly events: EventStore;
+  readonly reads: ReadStore;
+  /** The projection whose streams are shared (folded by stream). */
+  readonly projector: Projector;
+  readonly share: HelperShare;
+  /** The owner's rebuild leases are held under (this helper's writes are fenced by the projection's). */
+  readonly owner: string;
+  readonly signal?: AbortSignal;
+  readonly batchSize?: number;
+  readonly maxBatch?: BatchLimit;
+}
+
+/**
+ * Folds this helper's part of a projection's streams (StreamShare) into the copies its owner's
+ * rebuild set up, and says so. Writes nothing once the projection's rebuild lease is no longer the
+ * owner's (a run taken over by another process starts its copies over). True once done (or given no
+ * part), false when stopped: the owner, stopped too, commits nothing and its next run starts over.
+ */
+export const helpRebuild = async (options: HelpOptions): Promise<boolean> => {
+  const { events, projector, share, signal } = options;
+  try {
+    const part = await unlessAborted(share.part(), signal);
+    if (part === undefined) return false;
+    if (part !== null) {
+      const reads = options.reads.fenced([rebuildLease(projector.name)], options.owner);
+      const limit = options.maxBatch ?? reads.maxBatch;
+      const between = async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        return !signal?.aborted;
+      };
+      if (!(await foldByStream(events.readByStream!.bind(events), reads, projector, part.range, part.through, limit, Number.isFinite(limit.bytes), options.batchSize ?? 2000, between))) return false;
+    }
+    share.folded();
+    return true;
+  } catch (error) {
+    share.failed((error as Error).message);
+    throw error;
+  }
+};

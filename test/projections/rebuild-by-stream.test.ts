@@ -15,7 +15,8 @@ import { objectsProjector } from '../../src/projections/objects-projector.ts';
 import { collectionFold } from '../../src/projections/reporting/collection-fold.ts';
 import { loadCollections } from '../../src/app/load-collections.ts';
 import { snapshotSpec, withSnapshots } from '../../src/projections/reporting/snapshots.ts';
-import { rebuildProjections, type RebuildProgress } from '../../src/projections/rebuild.ts';
+import { helpRebuild, rebuildProjections, type RebuildProgress } from '../../src/projections/rebuild.ts';
+import { linkedShares } from '../../src/projections/stream-share.ts';
 import { openSqliteReadStore, type SqliteReadStore } from '../../src/projections/adapters/sqlite-read-store.ts';
 import type { Projector } from '../../src/projections/projector.ts';
 import { seededRandom } from '../../bench/support.ts';
@@ -184,6 +185,128 @@ test('stopped while reading by stream, the next run starts the projection over a
       const second = await rebuildProjections({ events, reads, projectors: [objects()], cacheBytes: 4 * 1024 });
       assert.is(second.phase, 'done');
       assert.equal(await dump(reads, [objects()]), expected);
+    } finally {
+      await reads.close();
+    }
+  });
+});
+
+/** Records the ranges of streams read by stream, and how many events each read gave. */
+const recordingRanges = (events: EventStore) => {
+  const reads: { range: string; events: number; streams: Set<string> }[] = [];
+  const store: EventStore = Object.assign(Object.create(events), {
+    async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
+      const read = { range: `${options.from ?? ''}..${options.before ?? ''}`, events: 0, streams: new Set<string>() };
+      reads.push(read);
+      for await (const e of events.readByStream!(options)) {
+        read.events++;
+        read.streams.add(e.stream);
+        yield e;
+      }
+    },
+  });
+  return { store, reads };
+};
+
+test('streams shared with a helper: each folds its own part of them, and together they build what one fold builds', async () => {
+  await withStore(async (dir, events) => {
+    await append(events, [...start(), ...history(11, 1500)]);
+    const expected = await inLogOrder(dir, events, () => [objects()]);
+    const { store, reads: ranges } = recordingRanges(events);
+    const reads = openSqliteReadStore(join(dir, 'read.db'));
+    try {
+      const { owner, helpers } = linkedShares('objects', 1);
+      // The owner waits for its helper's part before it commits: both run at once, as two workers do.
+      const [p, helped] = await Promise.all([
+        rebuildProjections({ events: store, reads, projectors: [objects()], batchSize: 50, cacheBytes: 4 * 1024, share: owner, owner: 'both' }),
+        helpRebuild({ events: store, reads, projector: objects(), share: helpers[0]!, owner: 'both', batchSize: 50 }),
+      ]);
+      assert.is(p.phase, 'done');
+      assert.ok(helped);
+      // Two reads, each of about half the events (126 streams of 1 to 40 events), no stream in both.
+      assert.is(ranges.length, 2);
+      const [a, b] = ranges;
+      assert.is(a!.events + b!.events, 1626);
+      for (const r of ranges) assert.ok(r.events > 1626 / 2 - 60 && r.events < 1626 / 2 + 60, `a part of ${r.events} events`);
+      assert.is([...a!.streams].filter((s) => b!.streams.has(s)).length, 0);
+      assert.equal(await dump(reads, [objects()]), expected);
+      assert.is((await reads.getCheckpoint('objects'))?.position, await events.headPosition());
+    } finally {
+      await reads.close();
+    }
+  });
+});
+
+test('streams shared: the owner commits nothing until its helper has written its part', async () => {
+  await withStore(async (dir, events) => {
+    await append(events, [...start(), ...history(12, 600)]);
+    const expected = await inLogOrder(dir, events, () => [objects()]);
+    const reads = openSqliteReadStore(join(dir, 'read.db'));
+    try {
+      const { owner, helpers } = linkedShares('objects', 1);
+      const stop = new AbortController();
+      const ownerRun = rebuildProjections({ events, reads, projectors: [objects()], batchSize: 50, share: owner, owner: 'both', signal: stop.signal, resumeAfterStop: true });
+      // The helper is slow to start: the owner, its own part folded, waits without a checkpoint.
+      const part = await helpers[0]!.part();
+      assert.ok(part !== null, 'a part was offered');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.is(await reads.getCheckpoint('rebuild:objects'), null);
+      assert.is(await reads.getCheckpoint('objects'), null);
+      // Stopped while it waits: interrupted, still without a checkpoint, and the next run starts over.
+      stop.abort();
+      assert.is((await ownerRun).phase, 'interrupted');
+      assert.is(await reads.getCheckpoint('rebuild:objects'), null);
+      const again = await rebuildProjections({ events, reads, projectors: [objects()], batchSize: 50 });
+      assert.is(again.phase, 'done');
+      assert.equal(await dump(reads, [objects()]), expected);
+    } finally {
+      await reads.close();
+    }
+  });
+});
+
+test('streams shared: a helper that fails fails the owner\'s rebuild, which switches nothing in', async () => {
+  await withStore(async (dir, events) => {
+    await append(events, [...start(), ...history(13, 600)]);
+    const reads = openSqliteReadStore(join(dir, 'read.db'));
+    try {
+      const { owner, helpers } = linkedShares('objects', 1);
+      const failing: EventStore = Object.assign(Object.create(events), {
+        async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
+          if (options.from !== undefined) throw new Error('disk gone');
+          yield* events.readByStream(options);
+        },
+      });
+      const [p, h] = await Promise.allSettled([
+        rebuildProjections({ events: failing, reads, projectors: [objects()], batchSize: 50, share: owner, owner: 'both' }),
+        helpRebuild({ events: failing, reads, projector: objects(), share: helpers[0]!, owner: 'both' }),
+      ]);
+      assert.is(h.status, 'rejected');
+      assert.is(p.status, 'rejected');
+      assert.match(((p as PromiseRejectedResult).reason as Error).message, /disk gone/);
+      assert.is(await reads.getCheckpoint('objects'), null);
+      assert.is(await reads.getCheckpoint('rebuild:objects'), null);
+    } finally {
+      await reads.close();
+    }
+  });
+});
+
+test('streams shared, but the projection is resumed in log order: its helpers are given no part and go on', async () => {
+  await withStore(async (dir, events) => {
+    await append(events, [...start(), ...history(14, 300)]);
+    const reads = openSqliteReadStore(join(dir, 'read.db'));
+    try {
+      // Without readByStream (an engine that reads in log order only) nothing is folded by stream.
+      const logOrder: EventStore = Object.assign(Object.create(events), { readByStream: undefined });
+      const { owner, helpers } = linkedShares('objects', 1);
+      const [p, helped] = await Promise.all([
+        rebuildProjections({ events: logOrder, reads, projectors: [objects()], share: owner }),
+        helpRebuild({ events: logOrder, reads, projector: objects(), share: helpers[0]!, owner: 'x' }),
+      ]);
+      assert.is(p.phase, 'done');
+      assert.ok(helped);
+      assert.is(await helpers[0]!.part(), null);
     } finally {
       await reads.close();
     }
