@@ -1,9 +1,10 @@
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
-import { combinedProgress, keepRebuildLeases, rebuildGroups, rebuildLeaseTtl, rebuildMemory, RebuildInProgressError, type RebuildProgress } from '../projections/rebuild.ts';
+import { combinedProgress, keepRebuildLeases, rebuildGroups, rebuildLeaseTtl, rebuildMemory, RebuildInProgressError, type GroupShare, type RebuildProgress } from '../projections/rebuild.ts';
 import type { LeaseStore } from '../projections/read-store.ts';
 import type { RebuildLauncher } from '../projections/runner.ts';
-import type { RebuildWorkerInput, RebuildWorkerMessage } from './rebuild-worker.ts';
+import { partOf } from '../projections/stream-share.ts';
+import type { RebuildWorkerInput, RebuildWorkerMessage, ShareMessage } from './rebuild-worker.ts';
 
 // Run from the TypeScript sources (tsx) or from compiled JavaScript: the worker is the sibling file.
 const fromSources = import.meta.url.endsWith('.ts');
@@ -22,12 +23,19 @@ type Options = Pick<RebuildWorkerInput, 'batchSize' | 'resumeAfterStop'> & {
   readonly leases?: LeaseStore;
 };
 
-/** One worker thread rebuilding `names` in one pass over the log, its memory bounded by its config's cache. */
-const runWorker = (config: Config, names: readonly string[], owner: string, options: Options, signal: AbortSignal): Promise<RebuildProgress> =>
-  new Promise<RebuildProgress>((resolve, reject) => {
-    const { onProgress, workers: _, leases, ...rest } = options;
-    const input: RebuildWorkerInput = { config, projections: names, owner, ...rest, progress: onProgress !== undefined };
-    const worker = new Worker(bootstrap, { eval: true, workerData: input, resourceLimits: { maxOldGenerationSizeMb: rebuildMemory(config.rebuildCacheBytes).maxOldGenerationSizeMb } });
+/** A worker's side of shared streams, as the starting thread relays it (see rebuildInWorker). */
+type Relay = { readonly share?: GroupShare; readonly onShare: (message: ShareMessage) => void };
+
+/**
+ * One worker thread rebuilding `names` in one pass over the log (and folding its part of shared
+ * streams), its memory bounded by its config's cache. Resolves to its progress, or undefined for
+ * a worker that only helped. `post` sends it a message.
+ */
+const runWorker = (config: Config, names: readonly string[], owner: string, options: Options, relay: Relay, signal: AbortSignal): { done: Promise<RebuildProgress | undefined>; post: (m: ShareMessage) => void } => {
+  const { onProgress, workers: _, leases, ...rest } = options;
+  const input: RebuildWorkerInput = { config, projections: names, owner, ...rest, progress: onProgress !== undefined, ...(relay.share ? { share: relay.share } : {}) };
+  const worker = new Worker(bootstrap, { eval: true, workerData: input, resourceLimits: { maxOldGenerationSizeMb: rebuildMemory(config.rebuildCacheBytes).maxOldGenerationSizeMb } });
+  const done = new Promise<RebuildProgress | undefined>((resolve, reject) => {
     const stopRenewing = leases ? keepRebuildLeases(leases, names, owner, rebuildLeaseTtl(config.leases.ttlMs), config.leases.renewMs) : () => undefined;
     let settled = false;
     const stop = () => worker.postMessage('stop');
@@ -35,10 +43,13 @@ const runWorker = (config: Config, names: readonly string[], owner: string, opti
     else signal.addEventListener('abort', stop, { once: true });
     worker.on('message', (message: RebuildWorkerMessage) => {
       if (message.kind === 'progress') return onProgress?.(message.progress);
+      if (message.kind === 'share-offer' || message.kind === 'share-folded') return relay.onShare(message);
+      if (message.kind === 'share-part' || message.kind === 'share-helped') return;
       settled = true;
       // Its engines are closed before it answers: nothing is left for it to do.
       void worker.terminate();
       if (message.kind === 'done') resolve(message.progress);
+      else if (message.kind === 'helped') resolve(undefined);
       else reject(message.inProgress ? new RebuildInProgressError(names.join(', ')) : new Error(message.message));
     });
     worker.on('error', (e) => {
@@ -52,6 +63,8 @@ const runWorker = (config: Config, names: readonly string[], owner: string, opti
       settled = true;
     });
   });
+  return { done, post: (m) => worker.postMessage(m) };
+};
 
 /**
  * Rebuilds in worker threads of their own: the projections are shared out among up to
@@ -71,28 +84,39 @@ export const rebuildInWorker =
     else signal.addEventListener('abort', stop, { once: true });
     const latest: (RebuildProgress | undefined)[] = groups.map(() => undefined);
     const report = more.onProgress;
+    // Relayed between workers sharing streams: the owner's offer to each helper, the helpers' ends to the owner.
+    const workers: { post: (m: ShareMessage) => void }[] = [];
+    const ownerAt = groups.findIndex((g) => g.share?.role === 'owner');
+    let folded = 0;
+    const onShare = (message: ShareMessage) => {
+      if (message.kind === 'share-offer') {
+        groups.forEach((g, i) => g.share?.role === 'helper' && workers[i]!.post({ kind: 'share-part', part: partOf(message.offer, g.share.index) }));
+      } else if (message.kind === 'share-folded' && ++folded === groups.length - 1) workers[ownerAt]!.post({ kind: 'share-helped' });
+    };
     try {
-      const settled = await Promise.allSettled(
-        groups.map((g, i) => {
-          // Shared by the documents each group keeps, not by its CPU cost: the objects projection costs
-          // much CPU but, folded stream by stream, holds few documents at a time.
-          const share = groups.length === 1 ? config.rebuildCacheBytes : Math.floor((config.rebuildCacheBytes * g.state) / total);
-          const onProgress =
-            report &&
-            ((p: RebuildProgress) => {
-              latest[i] = p;
-              if (latest.every((l) => l !== undefined)) report(combinedProgress(latest as RebuildProgress[]));
-            });
-          const names = g.projectors.map((p) => p.name);
-          return runWorker({ ...config, rebuildCacheBytes: share }, names, owner, { ...more, ...(onProgress ? { onProgress } : {}) }, stopAll.signal).catch((e: unknown) => {
-            stop();
-            throw e;
+      const runs = groups.map((g, i) => {
+        // Shared by the documents each group keeps, not by its CPU cost: the objects projection costs
+        // much CPU but, folded stream by stream, holds few documents at a time.
+        const share = groups.length === 1 ? config.rebuildCacheBytes : Math.floor((config.rebuildCacheBytes * g.state) / total);
+        const onProgress =
+          report &&
+          g.projectors.length > 0 &&
+          ((p: RebuildProgress) => {
+            latest[i] = p;
+            if (latest.every((l, k) => l !== undefined || groups[k]!.projectors.length === 0)) report(combinedProgress(latest.filter((l) => l !== undefined)));
           });
-        }),
-      );
+        const names = g.projectors.map((p) => p.name);
+        const run = runWorker({ ...config, rebuildCacheBytes: share }, names, owner, { ...more, ...(onProgress ? { onProgress } : {}) }, { ...(g.share ? { share: g.share } : {}), onShare }, stopAll.signal);
+        workers.push(run);
+        return run.done.catch((e: unknown) => {
+          stop();
+          throw e;
+        });
+      });
+      const settled = await Promise.allSettled(runs);
       const failure = settled.find((s) => s.status === 'rejected');
       if (failure) throw failure.reason;
-      return combinedProgress(settled.map((s) => (s as PromiseFulfilledResult<RebuildProgress>).value));
+      return combinedProgress(settled.flatMap((s) => (s as PromiseFulfilledResult<RebuildProgress | undefined>).value ?? []));
     } finally {
       signal.removeEventListener('abort', stop);
     }

@@ -5,7 +5,8 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
-import { rebuildMemory, rebuildProjections, RebuildInProgressError, type RebuildProgress } from '../projections/rebuild.ts';
+import { helpRebuild, rebuildMemory, rebuildProjections, RebuildInProgressError, type GroupShare, type RebuildProgress } from '../projections/rebuild.ts';
+import { type HelperShare, type OwnerShare, type StreamOffer, type StreamPart } from '../projections/stream-share.ts';
 import { loadAppModel } from './app-model.ts';
 import { openEngines } from './engines.ts';
 
@@ -18,20 +19,54 @@ export interface RebuildWorkerInput {
   readonly progress?: boolean;
   /** false: a stop is the operator's, recorded as interrupted (the CLI's Ctrl-C); true by default. */
   readonly resumeAfterStop?: boolean;
+  /** Its part in sharing a projection's streams with the other workers (rebuildGroups). */
+  readonly share?: GroupShare;
 }
+
+/** Messages about shared streams, relayed between workers by the thread that started them. */
+export type ShareMessage =
+  | { readonly kind: 'share-offer'; readonly offer: StreamOffer | null }
+  | { readonly kind: 'share-folded' }
+  | { readonly kind: 'share-part'; readonly part: StreamPart | null }
+  | { readonly kind: 'share-helped' };
 
 export type RebuildWorkerMessage =
   | { readonly kind: 'done'; readonly progress: import('../projections/rebuild.ts').RebuildProgress }
   | { readonly kind: 'progress'; readonly progress: import('../projections/rebuild.ts').RebuildProgress }
-  | { readonly kind: 'failed'; readonly message: string; readonly inProgress: boolean };
+  /** A worker that only helped with another's streams: done, with no projection of its own. */
+  | { readonly kind: 'helped' }
+  | { readonly kind: 'failed'; readonly message: string; readonly inProgress: boolean }
+  | ShareMessage;
 
 const input = workerData as RebuildWorkerInput;
 const port = parentPort!;
 const controller = new AbortController();
 const REBUILD_BUSY_TIMEOUT_MS = 10 * 60_000;
-port.on('message', (message) => {
+let offered = false;
+let helped!: () => void;
+const helpedNow = new Promise<void>((resolve) => (helped = resolve));
+let received!: (part: StreamPart | null) => void;
+const parted = new Promise<StreamPart | null>((resolve) => (received = resolve));
+port.on('message', (message: 'stop' | ShareMessage) => {
   if (message === 'stop') controller.abort();
+  else if (message.kind === 'share-helped') helped();
+  else if (message.kind === 'share-part') received(message.part);
 });
+const post = (message: RebuildWorkerMessage) => port.postMessage(message);
+
+/** The share as this worker's side of it: its messages go to the thread that started it, which relays them. */
+const shareOf = (share: GroupShare): OwnerShare | HelperShare =>
+  share.role === 'owner'
+    ? {
+        ...share,
+        offer: (offer) => {
+          if (!offered) post({ kind: 'share-offer', offer });
+          offered = true;
+        },
+        // A helper's failure stops every worker (the starting thread's doing): this one then sees its stop.
+        helped: () => helpedNow,
+      }
+    : { ...share, part: () => parted, folded: () => post({ kind: 'share-folded' }), failed: () => undefined };
 
 const run = async (): Promise<RebuildWorkerMessage> => {
   const model = loadAppModel(input.config);
@@ -40,6 +75,13 @@ const run = async (): Promise<RebuildWorkerMessage> => {
   const engines = await openEngines(input.config, { readStorePageCacheBytes: rebuildMemory(input.config.rebuildCacheBytes).pageCacheBytes, readStoreBusyTimeoutMs: REBUILD_BUSY_TIMEOUT_MS });
   try {
     const projectors = model.projectors.filter((p) => input.projections.includes(p.name));
+    const share = input.share && shareOf(input.share);
+    if (share?.role === 'helper') {
+      const projector = model.projectors.find((p) => p.name === share.projection)!;
+      // A stopped helper goes on: its own rebuild sees the stop at once and records it.
+      await helpRebuild({ events: engines.events, reads: engines.reads, projector, share, owner: input.owner, signal: controller.signal, ...(input.batchSize ? { batchSize: input.batchSize } : {}) });
+      if (projectors.length === 0) return { kind: 'helped' };
+    }
     const progress = await rebuildProjections({
       events: engines.events,
       reads: engines.reads,
@@ -48,10 +90,11 @@ const run = async (): Promise<RebuildWorkerMessage> => {
       signal: controller.signal,
       resumeAfterStop: input.resumeAfterStop ?? true,
       ...(input.batchSize ? { batchSize: input.batchSize } : {}),
-      ...(input.progress ? { onProgress: (progress: RebuildProgress) => port.postMessage({ kind: 'progress', progress } satisfies RebuildWorkerMessage) } : {}),
+      ...(input.progress ? { onProgress: (progress: RebuildProgress) => post({ kind: 'progress', progress }) } : {}),
       leaseTtlMs: input.config.leases.ttlMs,
       leaseRenewMs: input.config.leases.renewMs,
       cacheBytes: input.config.rebuildCacheBytes,
+      ...(share?.role === 'owner' ? { share } : {}),
     });
     return { kind: 'done', progress };
   } finally {
@@ -61,8 +104,8 @@ const run = async (): Promise<RebuildWorkerMessage> => {
 
 run()
   .then(
-    (message) => port.postMessage(message),
-    (e: Error) => port.postMessage({ kind: 'failed', message: e.message, inProgress: e instanceof RebuildInProgressError } satisfies RebuildWorkerMessage),
+    (message) => post(message),
+    (e: Error) => post({ kind: 'failed', message: e.message, inProgress: e instanceof RebuildInProgressError }),
   )
   // Listening for "stop" must not keep the thread alive once the rebuild has ended.
   .finally(() => port.unref());

@@ -156,24 +156,48 @@ const rebuildCost = (p: Projector) => (p.afterBatch ? 4 : p.byStream ? 2.5 : 0.2
  */
 const rebuildState = (p: Projector) => (p.afterBatch ? 4 : p.byStream ? 1 : 0.25);
 
+/** A group's part in sharing the streams of a projection folded by stream (stream-share.ts). */
+export type GroupShare = { readonly role: 'owner'; readonly projection: string; readonly helpers: number } | { readonly role: 'helper'; readonly projection: string; readonly index: number };
+
+export interface RebuildGroup<P extends Projector> {
+  readonly projectors: P[];
+  readonly cost: number;
+  readonly state: number;
+  readonly share?: GroupShare;
+}
+
 /**
  * Projections shared out among at most `workers` rebuilds that run side by side (each reads the log
  * itself, which costs little beside the folds), balanced by CPU cost: the costliest first, each to
- * the group with the least so far. Every group holds at least one projection; `state` says how much
- * of the document cache the group's documents need (see rebuildState).
+ * the group with the least so far. `state` says how much of the document cache the group's
+ * documents need (see rebuildState). With two workers or more, the streams of the first projection
+ * folded by stream are shared among all of them (its owner's group and a helper in every other,
+ * each given an even share of its cost), so that projection alone still keeps every worker busy;
+ * every other group holds at least one projection.
  */
-export const rebuildGroups = <P extends Projector>(projectors: readonly P[], workers: number): { readonly projectors: P[]; readonly cost: number; readonly state: number }[] => {
-  const groups = Array.from({ length: Math.max(1, Math.min(workers, projectors.length)) }, () => ({ projectors: [] as P[], cost: 0, state: 0 }));
+export const rebuildGroups = <P extends Projector>(projectors: readonly P[], workers: number): RebuildGroup<P>[] => {
+  const shared = workers > 1 ? projectors.find((p) => p.byStream) : undefined;
+  const count = Math.max(1, Math.min(workers, shared ? Math.max(workers, projectors.length) : projectors.length));
+  const groups = Array.from({ length: count }, () => ({ projectors: [] as P[], cost: 0, state: 0, share: undefined as GroupShare | undefined }));
   const byCost = projectors.map((p, i) => ({ p, i, cost: rebuildCost(p) })).sort((a, b) => b.cost - a.cost || a.i - b.i);
   for (const { p, cost } of byCost) {
     const lightest = groups.reduce((min, g) => (g.cost < min.cost ? g : min));
     lightest.projectors.push(p);
-    lightest.cost += cost;
-    lightest.state += rebuildState(p);
+    if (p !== shared || count === 1) {
+      lightest.cost += cost;
+      lightest.state += rebuildState(p);
+      continue;
+    }
+    let index = 0;
+    for (const g of groups) {
+      g.cost += cost / count;
+      g.state += rebuildState(p) / count;
+      g.share = g === lightest ? { role: 'owner', projection: p.name, helpers: count - 1 } : { role: 'helper', projection: p.name, index: index++ };
+    }
   }
   // Each group in the order the projections were given (the order they are listed and switched in).
   for (const g of groups) g.projectors.sort((a, b) => projectors.indexOf(a) - projectors.indexOf(b));
-  return groups.filter((g) => g.projectors.length > 0);
+  return groups.filter((g) => g.projectors.length > 0 || g.share).map(({ share, ...g }) => (share ? { ...g, share } : g));
 };
 
 /**

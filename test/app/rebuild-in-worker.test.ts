@@ -42,14 +42,29 @@ test('two workers: each collection fold in its own, the rest shared out, every p
   for (const g of names) assert.equal(g, [...g].sort((a, b) => order.indexOf(a) - order.indexOf(b)));
 });
 
-test('two workers: the objects projection (folded by stream) beside one collection fold, the four small ones beside the other', () => {
-  // Measured alone over 1M events: the collection folds 51 and 64 s, objects 33 s, each small one
-  // about half a second. With objects counted as a small one, a group held a fold, objects and two
-  // small ones (88 s) and the other a fold and two small ones (67 s).
-  const names = rebuildGroups(appLike(), 2).map((g) => g.projectors.map((p) => p.name));
-  const withObjects = names.find((g) => g.includes('objects'))!;
-  assert.equal(withObjects.filter((n) => !n.startsWith('collection:')), ['objects']);
-  assert.equal(names.find((g) => g !== withObjects)!.filter((n) => !n.startsWith('collection:')), ['users', 'work-units', 'rest-apis', 'files']);
+test('two workers: the objects projection\'s streams shared by both (its owner beside one collection fold, a helper beside the other), the four small ones two and two', () => {
+  // Measured alone over 1M events: the collection folds 51 and 59 s, objects 33 s, each small one
+  // about half a second. The objects projection in one group left it half a minute behind the other.
+  const groups = rebuildGroups(appLike(), 2);
+  const owner = groups.find((g) => g.projectors.some((p) => p.name === 'objects'))!;
+  const helper = groups.find((g) => g !== owner)!;
+  assert.equal(owner.share, { role: 'owner', projection: 'objects', helpers: 1 });
+  assert.equal(helper.share, { role: 'helper', projection: 'objects', index: 0 });
+  assert.is(helper.projectors.some((p) => p.name === 'objects'), false);
+  for (const g of groups) assert.is(g.projectors.filter((p) => !p.name.startsWith('collection:') && p.name !== 'objects').length, 2);
+  assert.is(owner.cost, helper.cost);
+});
+
+test('the objects projection alone over two workers: its owner and a helper with nothing else to do; one worker: no sharing', () => {
+  const objects = fake('objects', false, true);
+  const two = rebuildGroups([objects], 2);
+  assert.equal(two.map((g) => [g.projectors.map((p) => p.name), g.share?.role]), [[['objects'], 'owner'], [[], 'helper']]);
+  assert.equal(rebuildGroups([objects], 3).map((g) => g.share), [
+    { role: 'owner', projection: 'objects', helpers: 2 },
+    { role: 'helper', projection: 'objects', index: 0 },
+    { role: 'helper', projection: 'objects', index: 1 },
+  ]);
+  assert.equal(rebuildGroups([objects, fake('users')], 1).map((g) => [g.projectors.length, g.share]), [[2, undefined]]);
 });
 
 test('two workers: the document cache is shared by the documents each group keeps, not by its CPU cost', () => {
@@ -58,7 +73,12 @@ test('two workers: the document cache is shared by the documents each group keep
   const groups = rebuildGroups(appLike(), 2);
   const total = groups.reduce((n, g) => n + g.state, 0);
   for (const g of groups) assert.ok(Math.abs(g.state / total - 0.5) < 0.01, `share ${g.state}/${total}`);
-  assert.ok(groups[0]!.cost !== groups[1]!.cost, 'the CPU costs differ');
+  // One collection fold, the objects projection shared, users: the fold's group costs 3.5 times the
+  // other (5.25 against 1.5) but keeps six times its documents (4.5 against 0.75).
+  const uneven = rebuildGroups([fake('collection:a', true), fake('objects', false, true), fake('users')], 2);
+  const fold = uneven.find((g) => g.projectors.some((p) => p.name === 'collection:a'))!;
+  const other = uneven.find((g) => g !== fold)!;
+  assert.equal([fold.cost, other.cost, fold.state, other.state], [5.25, 1.5, 4.5, 0.75]);
 });
 
 test('one worker takes them all; never more groups than projections', () => {
@@ -175,6 +195,35 @@ test('a rebuild over two worker threads stopped part-way resumes on the next run
       }
     } finally {
       await engines2.close();
+    }
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('the objects projection alone over two worker threads: each folds half its streams, and the copy switched in verifies', async () => {
+  const tmp = tempDir();
+  try {
+    const config = loadConfig({ SVC_DATA_DIR: tmp.dir });
+    const events = openSqliteEventStore(join(tmp.dir, 'events.db'));
+    for (const e of history()) await events.append(e.stream!, [{ type: e.type, data: e.data }]);
+    // Both halves are needed: the owner folds only the streams before the cut.
+    const cuts = await events.splitStreams({ streamPrefix: 'object-', parts: 2 });
+    assert.is(cuts.length, 1);
+    await events.close();
+    const objects = loadAppModel(config).projectors.filter((p) => p.name === 'objects');
+    assert.equal(rebuildGroups(objects, 2).map((g) => g.share?.role), ['owner', 'helper']);
+    const done = await rebuildInWorker(config, { workers: 2, batchSize: 50 })(objects, { owner: 'test-shared', signal: new AbortController().signal });
+    assert.is(done.phase, 'done');
+    assert.is(done.projection, 'objects');
+    const engines = await openEngines(config);
+    try {
+      const head = await engines.events.headPosition();
+      assert.is((await engines.reads.getCheckpoint('objects'))?.position, head);
+      assert.ok((await engines.reads.find('objects', {})).length === 85, 'every object is in');
+      assert.equal((await verifyProjection(engines.events, engines.reads, objects[0]!)).differences, []);
+    } finally {
+      await engines.close();
     }
   } finally {
     tmp.remove();
