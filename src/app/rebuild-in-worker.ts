@@ -69,7 +69,9 @@ const runWorker = (config: Config, names: readonly string[], owner: string, opti
 /**
  * Rebuilds in worker threads of their own: the projections are shared out among up to
  * SVC_REBUILD_WORKERS threads (balanced by cost, each reading the log itself, each given its share of
- * SVC_REBUILD_CACHE by the documents its projections keep, so the memory bound holds in total), whose progress is reported as one. A stop
+ * SVC_REBUILD_CACHE by the documents its projections keep, so the memory bound holds in total), whose progress is reported as one. The
+ * streams of the objects projection are shared by all of them (stream-share.ts): this thread relays
+ * the owner's offer to the helpers and their ends to the owner. A stop
  * asks every worker to finish the page in progress (the rebuild is then resumed by the next holder
  * of the projections; each has its own checkpoint); a failure of one stops the others the same way.
  */
@@ -87,11 +89,12 @@ export const rebuildInWorker =
     // Relayed between workers sharing streams: the owner's offer to each helper, the helpers' ends to the owner.
     const workers: { post: (m: ShareMessage) => void }[] = [];
     const ownerAt = groups.findIndex((g) => g.share?.role === 'owner');
+    const helpers = groups.filter((g) => g.share?.role === 'helper').length;
     let folded = 0;
     const onShare = (message: ShareMessage) => {
       if (message.kind === 'share-offer') {
         groups.forEach((g, i) => g.share?.role === 'helper' && workers[i]!.post({ kind: 'share-part', part: partOf(message.offer, g.share.index) }));
-      } else if (message.kind === 'share-folded' && ++folded === groups.length - 1) workers[ownerAt]!.post({ kind: 'share-helped' });
+      } else if (message.kind === 'share-folded' && ++folded === helpers) workers[ownerAt]!.post({ kind: 'share-helped' });
     };
     try {
       const runs = groups.map((g, i) => {
