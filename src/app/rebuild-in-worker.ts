@@ -3,7 +3,7 @@ import type { Config } from '../config/config.ts';
 import { combinedProgress, keepRebuildLeases, rebuildGroups, rebuildLeaseTtl, rebuildMemory, RebuildInProgressError, type GroupShare, type RebuildProgress } from '../projections/rebuild.ts';
 import type { LeaseStore } from '../projections/read-store.ts';
 import type { RebuildLauncher } from '../projections/runner.ts';
-import { partOf } from '../projections/stream-share.ts';
+import { PartQueue } from '../projections/stream-share.ts';
 import type { RebuildWorkerInput, RebuildWorkerMessage, ShareMessage } from './rebuild-worker.ts';
 
 // Run from the TypeScript sources (tsx) or from compiled JavaScript: the worker is the sibling file.
@@ -24,7 +24,7 @@ type Options = Pick<RebuildWorkerInput, 'batchSize' | 'resumeAfterStop'> & {
 };
 
 /** A worker's side of shared streams, as the starting thread relays it (see rebuildInWorker). */
-type Relay = { readonly share?: GroupShare; readonly onShare: (message: ShareMessage) => void };
+type Relay = { readonly share?: GroupShare; readonly onShare: (message: Extract<ShareMessage, { kind: 'share-offer' | 'share-take' | 'share-folded' }>) => void };
 
 /**
  * One worker thread rebuilding `names` in one pass over the log (and folding its part of shared
@@ -43,7 +43,7 @@ const runWorker = (config: Config, names: readonly string[], owner: string, opti
     else signal.addEventListener('abort', stop, { once: true });
     worker.on('message', (message: RebuildWorkerMessage) => {
       if (message.kind === 'progress') return onProgress?.(message.progress);
-      if (message.kind === 'share-offer' || message.kind === 'share-folded') return relay.onShare(message);
+      if (message.kind === 'share-offer' || message.kind === 'share-take' || message.kind === 'share-folded') return relay.onShare(message);
       if (message.kind === 'share-part' || message.kind === 'share-helped') return;
       settled = true;
       // Its engines are closed before it answers: nothing is left for it to do.
@@ -86,15 +86,15 @@ export const rebuildInWorker =
     else signal.addEventListener('abort', stop, { once: true });
     const latest: (RebuildProgress | undefined)[] = groups.map(() => undefined);
     const report = more.onProgress;
-    // Relayed between workers sharing streams: the owner's offer to each helper, the helpers' ends to the owner.
+    // The queue of shared streams' parts is kept here: the owner offers them, every worker takes them by message.
     const workers: { post: (m: ShareMessage) => void }[] = [];
-    const ownerAt = groups.findIndex((g) => g.share?.role === 'owner');
-    const helpers = groups.filter((g) => g.share?.role === 'helper').length;
-    let folded = 0;
-    const onShare = (message: ShareMessage) => {
-      if (message.kind === 'share-offer') {
-        groups.forEach((g, i) => g.share?.role === 'helper' && workers[i]!.post({ kind: 'share-part', part: partOf(message.offer, g.share.index) }));
-      } else if (message.kind === 'share-folded' && ++folded === helpers) workers[ownerAt]!.post({ kind: 'share-helped' });
+    const shared = groups.find((g) => g.share?.role === 'owner');
+    const queue = shared && new PartQueue(shared.share!.projection);
+    void queue?.done.then(() => workers[groups.indexOf(shared!)]!.post({ kind: 'share-helped' }), () => undefined);
+    const onShare = (i: number): Relay['onShare'] => (message) => {
+      if (message.kind === 'share-offer') queue?.offer(message.offer);
+      else if (message.kind === 'share-folded') queue?.folded();
+      else void queue?.take().then((part) => workers[i]!.post({ kind: 'share-part', part }));
     };
     try {
       const runs = groups.map((g, i) => {
@@ -109,7 +109,7 @@ export const rebuildInWorker =
             if (latest.every((l, k) => l !== undefined || groups[k]!.projectors.length === 0)) report(combinedProgress(latest.filter((l) => l !== undefined)));
           });
         const names = g.projectors.map((p) => p.name);
-        const run = runWorker({ ...config, rebuildCacheBytes: share }, names, owner, { ...more, ...(onProgress ? { onProgress } : {}) }, { ...(g.share ? { share: g.share } : {}), onShare }, stopAll.signal);
+        const run = runWorker({ ...config, rebuildCacheBytes: share }, names, owner, { ...more, ...(onProgress ? { onProgress } : {}) }, { ...(g.share ? { share: g.share } : {}), onShare: onShare(i) }, stopAll.signal);
         workers.push(run);
         return run.done.catch((e: unknown) => {
           stop();

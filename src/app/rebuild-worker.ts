@@ -6,7 +6,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../config/config.ts';
 import { helpRebuild, rebuildMemory, rebuildProjections, RebuildInProgressError, type GroupShare, type RebuildProgress } from '../projections/rebuild.ts';
-import { type HelperShare, type OwnerShare, type StreamOffer, type StreamPart } from '../projections/stream-share.ts';
+import { type HelperShare, type OwnerShare, type SharedParts, type StreamOffer, type StreamPart } from '../projections/stream-share.ts';
 import { loadAppModel } from './app-model.ts';
 import { openEngines } from './engines.ts';
 
@@ -26,6 +26,7 @@ export interface RebuildWorkerInput {
 /** Messages about shared streams, relayed between workers by the thread that started them. */
 export type ShareMessage =
   | { readonly kind: 'share-offer'; readonly offer: StreamOffer | null }
+  | { readonly kind: 'share-take' }
   | { readonly kind: 'share-folded' }
   | { readonly kind: 'share-part'; readonly part: StreamPart | null }
   | { readonly kind: 'share-helped' };
@@ -45,28 +46,39 @@ const REBUILD_BUSY_TIMEOUT_MS = 10 * 60_000;
 let offered = false;
 let helped!: () => void;
 const helpedNow = new Promise<void>((resolve) => (helped = resolve));
-let received!: (part: StreamPart | null) => void;
-const parted = new Promise<StreamPart | null>((resolve) => (received = resolve));
+// A worker asks for one part at a time: answers come in the order asked.
+const asking: ((part: StreamPart | null) => void)[] = [];
 port.on('message', (message: 'stop' | ShareMessage) => {
   if (message === 'stop') controller.abort();
   else if (message.kind === 'share-helped') helped();
-  else if (message.kind === 'share-part') received(message.part);
+  else if (message.kind === 'share-part') asking.shift()?.(message.part);
 });
 const post = (message: RebuildWorkerMessage) => port.postMessage(message);
 
-/** The share as this worker's side of it: its messages go to the thread that started it, which relays them. */
-const shareOf = (share: GroupShare): OwnerShare | HelperShare =>
-  share.role === 'owner'
-    ? {
-        ...share,
-        offer: (offer) => {
-          if (!offered) post({ kind: 'share-offer', offer });
-          offered = true;
-        },
-        // A helper's failure stops every worker (the starting thread's doing): this one then sees its stop.
-        helped: () => helpedNow,
-      }
-    : { ...share, part: () => parted, folded: () => post({ kind: 'share-folded' }), failed: () => undefined };
+/** The share as this worker's side of it: the queue of parts is the starting thread's, asked by message. */
+const shareOf = (share: GroupShare): OwnerShare | HelperShare => {
+  const parts: SharedParts = {
+    projection: share.projection,
+    take: () => {
+      post({ kind: 'share-take' });
+      return new Promise((resolve) => asking.push(resolve));
+    },
+    folded: () => post({ kind: 'share-folded' }),
+    // A failure stops every worker (the starting thread's doing): the owner then sees its stop.
+    failed: () => undefined,
+  };
+  if (share.role === 'helper') return { ...parts, role: 'helper' };
+  return {
+    ...parts,
+    role: 'owner',
+    workers: share.workers,
+    offer: (offer) => {
+      if (!offered) post({ kind: 'share-offer', offer });
+      offered = true;
+    },
+    helped: () => helpedNow,
+  };
+};
 
 const run = async (): Promise<RebuildWorkerMessage> => {
   const model = loadAppModel(input.config);
@@ -76,11 +88,12 @@ const run = async (): Promise<RebuildWorkerMessage> => {
   try {
     const projectors = model.projectors.filter((p) => input.projections.includes(p.name));
     const share = input.share && shareOf(input.share);
-    if (share?.role === 'helper') {
-      const projector = model.projectors.find((p) => p.name === share.projection)!;
-      // A stopped helper goes on: its own rebuild sees the stop at once and records it.
-      await helpRebuild({ events: engines.events, reads: engines.reads, projector, share, owner: input.owner, signal: controller.signal, ...(input.batchSize ? { batchSize: input.batchSize } : {}) });
-      if (projectors.length === 0) return { kind: 'helped' };
+    const helper = share?.role === 'helper' ? share : undefined;
+    const help = (parts: HelperShare) =>
+      helpRebuild({ events: engines.events, reads: engines.reads, projector: model.projectors.find((p) => p.name === parts.projection)!, share: parts, owner: input.owner, signal: controller.signal, ...(input.batchSize ? { batchSize: input.batchSize } : {}) });
+    if (helper && projectors.length === 0) {
+      await help(helper);
+      return { kind: 'helped' };
     }
     const progress = await rebuildProjections({
       events: engines.events,
@@ -96,6 +109,8 @@ const run = async (): Promise<RebuildWorkerMessage> => {
       cacheBytes: input.config.rebuildCacheBytes,
       ...(share?.role === 'owner' ? { share } : {}),
     });
+    // Its own projections done (or stopped: then it takes no part), parts of the shared streams.
+    if (helper) await help(helper);
     return { kind: 'done', progress };
   } finally {
     await engines.close();

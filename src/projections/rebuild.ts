@@ -4,7 +4,7 @@ import { pagedDocs } from './paged-docs.ts';
 import type { Projector, RebuildTarget } from './projector.ts';
 import type { BatchLimit, LeaseStore, ReadStore } from './read-store.ts';
 import { windowFull } from './runner/commit-policy.ts';
-import { rangesOf, unlessAborted, type HelperShare, type OwnerShare, type StreamRange } from './stream-share.ts';
+import { PARTS_PER_WORKER, rangesOf, unlessAborted, type OwnerShare, type SharedParts, type StreamRange } from './stream-share.ts';
 
 export const REBUILD_SUFFIX = '__rebuild';
 export const rebuildCheckpoint = (projection: string) => `rebuild:${projection}`;
@@ -157,7 +157,7 @@ const rebuildCost = (p: Projector) => (p.afterBatch ? 4 : p.byStream ? 2.5 : 0.2
 const rebuildState = (p: Projector) => (p.afterBatch ? 4 : p.byStream ? 1 : 0.25);
 
 /** A group's part in sharing the streams of a projection folded by stream (stream-share.ts). */
-export type GroupShare = { readonly role: 'owner'; readonly projection: string; readonly helpers: number } | { readonly role: 'helper'; readonly projection: string; readonly index: number };
+export type GroupShare = { readonly role: 'owner'; readonly projection: string; readonly workers: number } | { readonly role: 'helper'; readonly projection: string };
 
 export interface RebuildGroup<P extends Projector> {
   readonly projectors: P[];
@@ -172,8 +172,9 @@ export interface RebuildGroup<P extends Projector> {
  * the group with the least so far. `state` says how much of the document cache the group's
  * documents need (see rebuildState). With two workers or more, the streams of the first projection
  * folded by stream are shared among all of them (its owner's group and a helper in every other,
- * each given an even share of its cost), so that projection alone still keeps every worker busy;
- * every other group holds at least one projection.
+ * each charged an even share of its cost; each takes parts of them once its own projections are
+ * done), so that projection alone still keeps every worker busy; every other group holds at least
+ * one projection.
  */
 export const rebuildGroups = <P extends Projector>(projectors: readonly P[], workers: number): RebuildGroup<P>[] => {
   const shared = workers > 1 ? projectors.find((p) => p.byStream) : undefined;
@@ -188,11 +189,10 @@ export const rebuildGroups = <P extends Projector>(projectors: readonly P[], wor
       lightest.state += rebuildState(p);
       continue;
     }
-    let index = 0;
     for (const g of groups) {
       g.cost += cost / count;
       g.state += rebuildState(p) / count;
-      g.share = g === lightest ? { role: 'owner', projection: p.name, helpers: count - 1 } : { role: 'helper', projection: p.name, index: index++ };
+      g.share = g === lightest ? { role: 'owner', projection: p.name, workers: count } : { role: 'helper', projection: p.name };
     }
   }
   // Each group in the order the projections were given (the order they are listed and switched in).
@@ -331,6 +331,8 @@ const rebuild = async (
   let processed = 0;
   let head = await events.headPosition();
   const name = projectors.map((p) => p.name).join(', ');
+  /** The projection whose shared streams are folded last (StreamShare), if any. */
+  let deferred: Build | undefined;
   let recordedAt = 0;
   let recordedPhase: RebuildProgress['phase'] | undefined;
   const progress = async (phase: RebuildProgress['phase'], stored: RebuildProgress['phase'] = phase, report = true): Promise<RebuildProgress> => {
@@ -342,7 +344,8 @@ const rebuild = async (
     seen(p);
     if (report) options.onProgress?.(p);
     if (stored !== recordedPhase || Date.now() - recordedAt >= RECORD_EVERY_MS) {
-      for (const b of builds) await writeRebuild(reads, b.projector.name, { ...p, phase: stored });
+      // A projection folded last has folded nothing it could resume from until its streams are committed.
+      for (const b of builds) await writeRebuild(reads, b.projector.name, { ...p, ...(b === deferred && b.stored === 0 ? { position: 0 } : {}), phase: stored });
       recordedAt = Date.now();
       recordedPhase = stored;
     }
@@ -369,29 +372,29 @@ const rebuild = async (
   };
   let committedAt = Date.now();
   const commitAll = async (at: number) => {
-    for (const b of builds) await commit(b, at);
+    for (const b of active) await commit(b, at);
     committedAt = Date.now();
   };
 
   // Recorded at once (other processes show it), reported after the first page as before.
   await progress('building', 'building', false);
   const readByStream = events.readByStream?.bind(events);
-  const byStream = readByStream ? builds.filter((b) => b.stored === 0 && b.projector.byStream) : [];
+  const stopped = () => progress('interrupted', options.resumeAfterStop ? 'building' : 'interrupted');
+  // Folded up to the head as read now; the log is then read in order from there for them.
+  const through = head;
   const share = options.share;
-  // Helpers wait for their parts: with none to fold here they go on with their own projections.
-  if (share && !byStream.some((b) => b.projector.name === share.projection)) share.offer(null);
+  // The shared projection's streams are folded last, a part at a time, by whichever rebuild is free.
+  deferred = share && readByStream ? builds.find((b) => b.projector.name === share.projection && b.stored === 0 && b.projector.byStream) : undefined;
+  if (share) {
+    const cuts = deferred && events.splitStreams ? await events.splitStreams({ streamPrefix: deferred.projector.byStream!.streamPrefix, parts: share.workers * PARTS_PER_WORKER }) : [];
+    // None offered: the others take none and go on.
+    share.offer(deferred ? { through, parts: rangesOf(cuts) } : null);
+  }
+  /** The builds the log is read for now: until its streams are folded, not the deferred one (it commits nothing). */
+  let active = builds.filter((b) => b !== deferred);
+  const byStream = readByStream ? active.filter((b) => b.stored === 0 && b.projector.byStream) : [];
   if (readByStream && byStream.length > 0) {
-    // Folded up to the head as read now; the log is then read in order from there for them.
-    const through = head;
     for (const b of byStream) {
-      const shared = share?.projection === b.projector.name ? share : undefined;
-      let own: StreamRange = {};
-      if (shared) {
-        const cuts = events.splitStreams ? await events.splitStreams({ streamPrefix: b.projector.byStream!.streamPrefix, parts: shared.helpers + 1 }) : [];
-        const [first, ...rest] = rangesOf(cuts);
-        own = first!;
-        shared.offer(rest.length > 0 ? { through, parts: rest } : null);
-      }
       const base = processed;
       const between = async (folded: number) => {
         await new Promise((resolve) => setImmediate(resolve));
@@ -400,83 +403,110 @@ const rebuild = async (
         processed = base + folded;
         // Where the rebuild stands, for progress, is where its furthest-behind projection does: this one
         // has folded `folded` events (positions are dense on a store that reads by stream).
-        position = Math.min(through, folded, ...builds.filter((x) => x !== b).map((x) => x.stored));
+        position = Math.min(through, folded, ...active.filter((x) => x !== b).map((x) => x.stored));
         await progress('building');
         return true;
       };
       // Stopped: nothing is committed; without a checkpoint the next run starts these copies over.
-      const stopped = () => progress('interrupted', options.resumeAfterStop ? 'building' : 'interrupted');
-      if (!(await foldByStream(readByStream, reads, b.projector, own, through, limit, measure, batchSize, between))) return stopped();
-      // The checkpoint says every stream is folded up to `through`: not before the helpers' parts are written.
-      if (shared && (await unlessAborted(shared.helped().then(() => true), options.signal)) === undefined) return stopped();
+      if (!(await foldByStream(readByStream, reads, b.projector, {}, through, limit, measure, batchSize, between))) return stopped();
       await commit(b, through);
       // Its documents are in the store, no longer in memory: the events after `through` read them back.
       b.docs = new BatchDocs(reads, target.physical, false, measure);
     }
-    position = Math.min(...builds.map((b) => b.stored));
+    position = Math.min(...active.map((b) => b.stored));
   }
-  for (;;) {
-    // Every await of the loop may resolve at once (the embedded stores answer synchronously): a turn
-    // of the event loop per page lets a stop (a signal, a worker's message) be seen.
-    await new Promise((resolve) => setImmediate(resolve));
-    if (options.signal?.aborted) {
-      await commitAll(position);
-      return progress('interrupted', options.resumeAfterStop ? 'building' : 'interrupted');
-    }
-    await renew();
-    const headBefore = await events.headPosition();
-    const batch: RecordedEvent[] = [];
-    for await (const e of events.readAll({ after: position, maxCount: batchSize, ...(types ? { types } : {}) })) batch.push(e);
-    if (batch.length === 0) {
-      // Nothing any projector folds lies between `position` and the head read before the page.
-      position = Math.max(position, headBefore);
-      break;
-    }
-    const after = position;
-    for (const event of batch) {
-      for (const b of builds) {
-        if (event.position > b.stored && (b.handles === undefined || b.handles.has(event.type))) {
-          // Awaited only when it waits: folds over documents at hand return nothing, and a turn per event adds up.
-          const applied = b.projector.apply(event, b.docs);
-          if (applied) await applied;
+  /** Folds the active builds in log order from `position` to the head; false when stopped (what was folded is committed). */
+  const inOrder = async (): Promise<boolean> => {
+    for (;;) {
+      // Every await of the loop may resolve at once (the embedded stores answer synchronously): a turn
+      // of the event loop per page lets a stop (a signal, a worker's message) be seen.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (options.signal?.aborted) {
+        await commitAll(position);
+        return false;
+      }
+      await renew();
+      const headBefore = await events.headPosition();
+      const batch: RecordedEvent[] = [];
+      for await (const e of events.readAll({ after: position, maxCount: batchSize, ...(types ? { types } : {}) })) batch.push(e);
+      if (batch.length === 0) {
+        // Nothing any projector folds lies between `position` and the head read before the page.
+        position = Math.max(position, headBefore);
+        await commitAll(position);
+        return true;
+      }
+      const after = position;
+      for (const event of batch) {
+        for (const b of active) {
+          if (event.position > b.stored && (b.handles === undefined || b.handles.has(event.type))) {
+            // Awaited only when it waits: folds over documents at hand return nothing, and a turn per event adds up.
+            const applied = b.projector.apply(event, b.docs);
+            if (applied) await applied;
+          }
+          // A commit window ends at an event boundary once it fills what one commit may carry.
+          if (windowFull(b.docs.pending, b.docs.pendingBytes, limit)) await commit(b, event.position);
         }
-        // A commit window ends at an event boundary once it fills what one commit may carry.
-        if (windowFull(b.docs.pending, b.docs.pendingBytes, limit)) await commit(b, event.position);
       }
-    }
-    const last = batch[batch.length - 1]!;
-    position = last.position;
-    processed += batch.length;
-    for (const b of builds) {
-      if (!b.projector.afterBatch) {
-        b.docs.dropChanges();
-        continue;
+      const last = batch[batch.length - 1]!;
+      position = last.position;
+      processed += batch.length;
+      for (const b of active) {
+        if (!b.projector.afterBatch) {
+          b.docs.dropChanges();
+          continue;
+        }
+        await b.projector.afterBatch({
+          reads,
+          last,
+          after,
+          changes: b.docs.takeChanges(),
+          rebuild: target,
+          generation: b.generation,
+          state: async (collection) => {
+            if (b.docs.complete) return [b.docs.documents(collection)];
+            await commit(b, position);
+            return pagedDocs(reads, target.physical(collection));
+          },
+        });
       }
-      await b.projector.afterBatch({
-        reads,
-        last,
-        after,
-        changes: b.docs.takeChanges(),
-        rebuild: target,
-        generation: b.generation,
-        state: async (collection) => {
-          if (b.docs.complete) return [b.docs.documents(collection)];
-          await commit(b, position);
-          return pagedDocs(reads, target.physical(collection));
-        },
-      });
+      if (Date.now() - committedAt > commitEveryMs || active.some((b) => b.docs.pending > MAX_PENDING_DOCS)) await commitAll(position);
+      // Past the bound the cache stops being the whole state: later misses read the committed documents.
+      const cached = active.reduce((n, b) => n + b.docs.cachedBytes, 0);
+      if (cached > cacheBytes) {
+        await commitAll(position);
+        for (const b of active) b.docs.evict((b.docs.cachedBytes / cached) * cacheBytes * EVICT_TO);
+      }
+      if (last.position > head) head = await events.headPosition();
+      await progress('building');
     }
-    if (Date.now() - committedAt > commitEveryMs || builds.some((b) => b.docs.pending > MAX_PENDING_DOCS)) await commitAll(position);
-    // Past the bound the cache stops being the whole state: later misses read the committed documents.
-    const cached = builds.reduce((n, b) => n + b.docs.cachedBytes, 0);
-    if (cached > cacheBytes) {
-      await commitAll(position);
-      for (const b of builds) b.docs.evict((b.docs.cachedBytes / cached) * cacheBytes * EVICT_TO);
+  };
+  if (active.length > 0 && !(await inOrder())) return stopped();
+  if (deferred) {
+    // Committed, and not read again: the heap is the streams' while they are folded.
+    for (const b of active) b.docs = new BatchDocs(reads, target.physical, false, measure);
+    const between = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      if (options.signal?.aborted) return false;
+      await renew();
+      await progress('building');
+      return true;
+    };
+    for (;;) {
+      const part = await unlessAborted(share!.take(), options.signal);
+      if (part === undefined) return stopped();
+      if (part === null) break;
+      if (!(await foldByStream(readByStream!, reads, deferred.projector, part.range, part.through, limit, measure, batchSize, between))) return stopped();
+      share!.folded();
     }
-    if (last.position > head) head = await events.headPosition();
-    await progress('building');
+    // The checkpoint says every stream is folded up to `through`: not before every part is written.
+    if ((await unlessAborted(share!.helped().then(() => true), options.signal)) === undefined) return stopped();
+    await commit(deferred, through);
+    deferred.docs = new BatchDocs(reads, target.physical, false, measure);
+    // Then what came since, in log order, for it alone: the others are committed where they stopped.
+    active = [deferred];
+    position = through;
+    if (!(await inOrder())) return stopped();
   }
-  await commitAll(position);
   const switching = await progress('switching');
   // Each step renews the leases: indexing the copies and switching them in take seconds each on a
   // large log, and a lapsed lease lets the holder of a projection start its rebuild over.
@@ -491,7 +521,8 @@ const rebuild = async (
     await reads.swapIn(
       b.projector.collections.map((c) => [target.physical(c.name), c.name] as const),
       b.projector.name,
-      { position },
+      // Each where it was folded to: one folded last (shared streams) may be past the others.
+      { position: b.stored },
       b.checkpoint,
     );
     await b.projector.afterRebuild?.(reads);
@@ -565,7 +596,7 @@ export interface HelpOptions {
   readonly reads: ReadStore;
   /** The projection whose streams are shared (folded by stream). */
   readonly projector: Projector;
-  readonly share: HelperShare;
+  readonly share: SharedParts;
   /** The owner's rebuild leases are held under (this helper's writes are fenced by the projection's). */
   readonly owner: string;
   readonly signal?: AbortSignal;
@@ -574,27 +605,27 @@ export interface HelpOptions {
 }
 
 /**
- * Folds this helper's part of a projection's streams (StreamShare) into the copies its owner's
- * rebuild set up, and says so. Writes nothing once the projection's rebuild lease is no longer the
- * owner's (a run taken over by another process starts its copies over). True once done (or given no
- * part), false when stopped: the owner, stopped too, commits nothing and its next run starts over.
+ * Folds parts of a projection's streams (StreamShare) into the copies its owner's rebuild set up,
+ * one at a time until none is left, each through a view fenced by the projection's rebuild lease
+ * (a run taken over by another process starts its copies over). True once none is left, false when
+ * stopped: the owner, stopped too, commits nothing for the projection and its next run starts over.
  */
 export const helpRebuild = async (options: HelpOptions): Promise<boolean> => {
   const { events, projector, share, signal } = options;
+  const reads = options.reads.fenced([rebuildLease(projector.name)], options.owner);
+  const limit = options.maxBatch ?? reads.maxBatch;
+  const between = async () => {
+    await new Promise((resolve) => setImmediate(resolve));
+    return !signal?.aborted;
+  };
   try {
-    const part = await unlessAborted(share.part(), signal);
-    if (part === undefined) return false;
-    if (part !== null) {
-      const reads = options.reads.fenced([rebuildLease(projector.name)], options.owner);
-      const limit = options.maxBatch ?? reads.maxBatch;
-      const between = async () => {
-        await new Promise((resolve) => setImmediate(resolve));
-        return !signal?.aborted;
-      };
+    for (;;) {
+      const part = await unlessAborted(share.take(), signal);
+      if (part === undefined) return false;
+      if (part === null) return true;
       if (!(await foldByStream(events.readByStream!.bind(events), reads, projector, part.range, part.through, limit, Number.isFinite(limit.bytes), options.batchSize ?? 2000, between))) return false;
+      share.folded();
     }
-    share.folded();
-    return true;
   } catch (error) {
     share.failed((error as Error).message);
     throw error;

@@ -48,8 +48,8 @@ test('two workers: the objects projection\'s streams shared by both (its owner b
   const groups = rebuildGroups(appLike(), 2);
   const owner = groups.find((g) => g.projectors.some((p) => p.name === 'objects'))!;
   const helper = groups.find((g) => g !== owner)!;
-  assert.equal(owner.share, { role: 'owner', projection: 'objects', helpers: 1 });
-  assert.equal(helper.share, { role: 'helper', projection: 'objects', index: 0 });
+  assert.equal(owner.share, { role: 'owner', projection: 'objects', workers: 2 });
+  assert.equal(helper.share, { role: 'helper', projection: 'objects' });
   assert.is(helper.projectors.some((p) => p.name === 'objects'), false);
   for (const g of groups) assert.is(g.projectors.filter((p) => !p.name.startsWith('collection:') && p.name !== 'objects').length, 2);
   assert.is(owner.cost, helper.cost);
@@ -60,9 +60,9 @@ test('the objects projection alone over two workers: its owner and a helper with
   const two = rebuildGroups([objects], 2);
   assert.equal(two.map((g) => [g.projectors.map((p) => p.name), g.share?.role]), [[['objects'], 'owner'], [[], 'helper']]);
   assert.equal(rebuildGroups([objects], 3).map((g) => g.share), [
-    { role: 'owner', projection: 'objects', helpers: 2 },
-    { role: 'helper', projection: 'objects', index: 0 },
-    { role: 'helper', projection: 'objects', index: 1 },
+    { role: 'owner', projection: 'objects', workers: 3 },
+    { role: 'helper', projection: 'objects' },
+    { role: 'helper', projection: 'objects' },
   ]);
   assert.equal(rebuildGroups([objects, fake('users')], 1).map((g) => [g.projectors.length, g.share]), [[2, undefined]]);
 });

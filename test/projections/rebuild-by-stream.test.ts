@@ -192,8 +192,7 @@ test('stopped while reading by stream, the next run starts the projection over a
 });
 
 /** Records the ranges of streams read by stream, and how many events each read gave. */
-const recordingRanges = (events: EventStore) => {
-  const reads: { range: string; events: number; streams: Set<string> }[] = [];
+const recordingRanges = (events: EventStore, reads: { range: string; events: number; streams: Set<string> }[] = []) => {
   const store: EventStore = Object.assign(Object.create(events), {
     async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
       const read = { range: `${options.from ?? ''}..${options.before ?? ''}`, events: 0, streams: new Set<string>() };
@@ -208,27 +207,30 @@ const recordingRanges = (events: EventStore) => {
   return { store, reads };
 };
 
-test('streams shared with a helper: each folds its own part of them, and together they build what one fold builds', async () => {
+test('streams shared with a helper: both take parts of them, and together they build what one fold builds', async () => {
   await withStore(async (dir, events) => {
     await append(events, [...start(), ...history(11, 1500)]);
     const expected = await inLogOrder(dir, events, () => [objects()]);
-    const { store, reads: ranges } = recordingRanges(events);
+    const all: { range: string; events: number; streams: Set<string> }[] = [];
+    const byOwner = recordingRanges(events, all);
+    const byHelper = recordingRanges(events, all);
     const reads = openSqliteReadStore(join(dir, 'read.db'));
     try {
       const { owner, helpers } = linkedShares('objects', 1);
-      // The owner waits for its helper's part before it commits: both run at once, as two workers do.
+      // The owner waits for every part before it commits: both run at once, as two workers do.
       const [p, helped] = await Promise.all([
-        rebuildProjections({ events: store, reads, projectors: [objects()], batchSize: 50, cacheBytes: 4 * 1024, share: owner, owner: 'both' }),
-        helpRebuild({ events: store, reads, projector: objects(), share: helpers[0]!, owner: 'both', batchSize: 50 }),
+        rebuildProjections({ events: byOwner.store, reads, projectors: [objects()], batchSize: 50, cacheBytes: 4 * 1024, share: owner, owner: 'both' }),
+        helpRebuild({ events: byHelper.store, reads, projector: objects(), share: helpers[0]!, owner: 'both', batchSize: 50 }),
       ]);
       assert.is(p.phase, 'done');
       assert.ok(helped);
-      // Two reads, each of about half the events (126 streams of 1 to 40 events), no stream in both.
-      assert.is(ranges.length, 2);
-      const [a, b] = ranges;
-      assert.is(a!.events + b!.events, 1626);
-      for (const r of ranges) assert.ok(r.events > 1626 / 2 - 60 && r.events < 1626 / 2 + 60, `a part of ${r.events} events`);
-      assert.is([...a!.streams].filter((s) => b!.streams.has(s)).length, 0);
+      // Eight parts (four a worker) of 126 streams of 1 to 40 events, each read once, by one or the other.
+      assert.is(all.length, 8);
+      assert.ok(byOwner.reads.length > 0 && byHelper.reads.length > 0, `owner ${byOwner.reads.length} parts, helper ${byHelper.reads.length}`);
+      assert.is(all.reduce((n, r) => n + r.events, 0), 1626);
+      for (const r of all) assert.ok(r.events > 1626 / 8 - 45 && r.events < 1626 / 8 + 45, `a part of ${r.events} events`);
+      const streams = all.flatMap((r) => [...r.streams]);
+      assert.is(new Set(streams).size, streams.length);
       assert.equal(await dump(reads, [objects()]), expected);
       assert.is((await reads.getCheckpoint('objects'))?.position, await events.headPosition());
     } finally {
@@ -237,7 +239,54 @@ test('streams shared with a helper: each folds its own part of them, and togethe
   });
 });
 
-test('streams shared: the owner commits nothing until its helper has written its part', async () => {
+test('streams shared: the owner folds its own projections first, its parts after, then what came since for the shared one', async () => {
+  await withStore(async (dir, events) => {
+    await append(events, [...start(), ...history(15, 900)]);
+    const projectors = () => [objects(), ...loadCollections(collectionsFile, schema).map((c) => withSnapshots(collectionFold(c, schema, decode), 200))];
+    // Appended once the first part is read: past the position the parts are read to.
+    const late = history(16, 120, 900);
+    let appended = false;
+    const order: string[] = [];
+    const appending: EventStore = Object.assign(Object.create(events), {
+      async *readAll(options: Parameters<EventStore['readAll']>[0]): AsyncIterable<RecordedEvent> {
+        if (order.at(-1) !== 'log') order.push('log');
+        yield* events.readAll(options);
+      },
+      async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
+        order.push('part');
+        for await (const e of events.readByStream(options)) {
+          if (!appended) {
+            appended = true;
+            await append(events, late);
+          }
+          yield e;
+        }
+      },
+    });
+    const reads = openSqliteReadStore(join(dir, 'read.db'));
+    try {
+      await reads.ensureCollection(snapshotSpec);
+      // Its helper is busy with projections of its own throughout: the owner takes every part itself.
+      const { owner } = linkedShares('objects', 1);
+      const p = await rebuildProjections({ events: appending, reads, projectors: projectors(), batchSize: 50, cacheBytes: 16 * 1024, share: owner, owner: 'both' });
+      assert.ok(appended);
+      assert.is(p.phase, 'done');
+      // The log for the collection folds, then the eight parts, then the log again from where the parts were read to.
+      assert.equal(order, ['log', ...Array(8).fill('part'), 'log']);
+      // Each is switched in where it was folded to: the collection folds where the log ended when they
+      // read it, the objects projection past the events appended while its parts were read.
+      const head = await events.headPosition();
+      assert.is(head, 1026 + 120);
+      assert.is((await reads.getCheckpoint('objects'))?.position, head);
+      for (const projector of projectors().slice(1)) assert.is((await reads.getCheckpoint(projector.name))?.position, 1026, projector.name);
+      assert.equal(await dump(reads, [objects()]), await inLogOrder(dir, events, () => [objects()]));
+    } finally {
+      await reads.close();
+    }
+  });
+});
+
+test('streams shared: the owner commits nothing until the part its helper took is written', async () => {
   await withStore(async (dir, events) => {
     await append(events, [...start(), ...history(12, 600)]);
     const expected = await inLogOrder(dir, events, () => [objects()]);
@@ -245,11 +294,11 @@ test('streams shared: the owner commits nothing until its helper has written its
     try {
       const { owner, helpers } = linkedShares('objects', 1);
       const stop = new AbortController();
+      // The helper asks first, and gets a part it then sits on.
+      const taken = helpers[0]!.take();
       const ownerRun = rebuildProjections({ events, reads, projectors: [objects()], batchSize: 50, share: owner, owner: 'both', signal: stop.signal, resumeAfterStop: true });
-      // The helper is slow to start: the owner, its own part folded, waits without a checkpoint.
-      const part = await helpers[0]!.part();
-      assert.ok(part !== null, 'a part was offered');
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.ok((await taken) !== null, 'a part was offered');
+      await new Promise((resolve) => setTimeout(resolve, 300));
       assert.is(await reads.getCheckpoint('rebuild:objects'), null);
       assert.is(await reads.getCheckpoint('objects'), null);
       // Stopped while it waits: interrupted, still without a checkpoint, and the next run starts over.
@@ -272,13 +321,13 @@ test('streams shared: a helper that fails fails the owner\'s rebuild, which swit
     try {
       const { owner, helpers } = linkedShares('objects', 1);
       const failing: EventStore = Object.assign(Object.create(events), {
-        async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
-          if (options.from !== undefined) throw new Error('disk gone');
-          yield* events.readByStream(options);
+        // eslint-disable-next-line require-yield
+        async *readByStream(): AsyncIterable<RecordedEvent> {
+          throw new Error('disk gone');
         },
       });
       const [p, h] = await Promise.allSettled([
-        rebuildProjections({ events: failing, reads, projectors: [objects()], batchSize: 50, share: owner, owner: 'both' }),
+        rebuildProjections({ events, reads, projectors: [objects()], batchSize: 50, share: owner, owner: 'both' }),
         helpRebuild({ events: failing, reads, projector: objects(), share: helpers[0]!, owner: 'both' }),
       ]);
       assert.is(h.status, 'rejected');
@@ -306,7 +355,7 @@ test('streams shared, but the projection is resumed in log order: its helpers ar
       ]);
       assert.is(p.phase, 'done');
       assert.ok(helped);
-      assert.is(await helpers[0]!.part(), null);
+      assert.is(await helpers[0]!.take(), null);
     } finally {
       await reads.close();
     }
