@@ -90,6 +90,23 @@ const inLogOrder = async (dir: string, events: EventStore, projectors: () => Pro
   }
 };
 
+/** `events`, appending `late` once the first event is read by stream. */
+const appendingWhileRead = (events: SqliteEventStore, late: readonly GivenEvent[]) => {
+  let appended = false;
+  const store: EventStore = Object.assign(Object.create(events), {
+    async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
+      for await (const e of events.readByStream(options)) {
+        if (!appended) {
+          appended = true;
+          await append(events, late);
+        }
+        yield e;
+      }
+    },
+  });
+  return { store, appended: () => appended };
+};
+
 const withStore = async (run: (dir: string, events: SqliteEventStore) => Promise<void>) => {
   const tmp = tempDir();
   const events = openSqliteEventStore(join(tmp.dir, 'events.db'));
@@ -131,24 +148,12 @@ test('beside folds read in log order, and with events appended while the streams
     await append(events, [...start(), ...history(7, 900)]);
     const projectors = () => [objects(), ...loadCollections(collectionsFile, schema).map((c) => withSnapshots(collectionFold(c, schema, decode), 200))];
     // Appended once the stream-by-stream read has begun: past the position it reads to.
-    const late = history(8, 120, 900);
-    let appended = false;
-    const appending: EventStore = Object.assign(Object.create(events), {
-      async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
-        for await (const e of events.readByStream(options)) {
-          if (!appended) {
-            appended = true;
-            await append(events, late);
-          }
-          yield e;
-        }
-      },
-    });
+    const { store: appending, appended } = appendingWhileRead(events, history(8, 120, 900));
     const reads = openSqliteReadStore(join(dir, 'read.db'));
     try {
       await reads.ensureCollection(snapshotSpec);
       const p = await rebuildProjections({ events: appending, reads, projectors: projectors(), batchSize: 50, cacheBytes: 16 * 1024 });
-      assert.ok(appended);
+      assert.ok(appended());
       assert.is(p.phase, 'done');
       const head = await events.headPosition();
       assert.is(p.position, head);
@@ -244,23 +249,16 @@ test('streams shared: the owner folds its own projections first, its parts after
     await append(events, [...start(), ...history(15, 900)]);
     const projectors = () => [objects(), ...loadCollections(collectionsFile, schema).map((c) => withSnapshots(collectionFold(c, schema, decode), 200))];
     // Appended once the first part is read: past the position the parts are read to.
-    const late = history(16, 120, 900);
-    let appended = false;
+    const { store: appending, appended } = appendingWhileRead(events, history(16, 120, 900));
     const order: string[] = [];
-    const appending: EventStore = Object.assign(Object.create(events), {
+    const recording: EventStore = Object.assign(Object.create(appending), {
       async *readAll(options: Parameters<EventStore['readAll']>[0]): AsyncIterable<RecordedEvent> {
         if (order.at(-1) !== 'log') order.push('log');
-        yield* events.readAll(options);
+        yield* appending.readAll(options);
       },
       async *readByStream(options: ReadByStreamOptions): AsyncIterable<RecordedEvent> {
         order.push('part');
-        for await (const e of events.readByStream(options)) {
-          if (!appended) {
-            appended = true;
-            await append(events, late);
-          }
-          yield e;
-        }
+        yield* appending.readByStream!(options);
       },
     });
     const reads = openSqliteReadStore(join(dir, 'read.db'));
@@ -268,8 +266,8 @@ test('streams shared: the owner folds its own projections first, its parts after
       await reads.ensureCollection(snapshotSpec);
       // Its helper is busy with projections of its own throughout: the owner takes every part itself.
       const { owner } = linkedShares('objects', 1);
-      const p = await rebuildProjections({ events: appending, reads, projectors: projectors(), batchSize: 50, cacheBytes: 16 * 1024, share: owner, owner: 'both' });
-      assert.ok(appended);
+      const p = await rebuildProjections({ events: recording, reads, projectors: projectors(), batchSize: 50, cacheBytes: 16 * 1024, share: owner, owner: 'both' });
+      assert.ok(appended());
       assert.is(p.phase, 'done');
       // The log for the collection folds, then the eight parts, then the log again from where the parts were read to.
       assert.equal(order, ['log', ...Array(8).fill('part'), 'log']);
