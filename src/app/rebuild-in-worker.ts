@@ -27,7 +27,7 @@ type Options = Pick<RebuildWorkerInput, 'batchSize' | 'resumeAfterStop'> & {
 type Relay = { readonly share?: GroupShare; readonly onShare: (message: Extract<ShareMessage, { kind: 'share-offer' | 'share-take' | 'share-folded' }>) => void };
 
 /**
- * One worker thread rebuilding `names` in one pass over the log (and folding its part of shared
+ * One worker thread rebuilding `names` in one pass over the log (and then folding parts of shared
  * streams), its memory bounded by its config's cache. Resolves to its progress, or undefined for
  * a worker that only helped. `post` sends it a message.
  */
@@ -70,8 +70,8 @@ const runWorker = (config: Config, names: readonly string[], owner: string, opti
  * Rebuilds in worker threads of their own: the projections are shared out among up to
  * SVC_REBUILD_WORKERS threads (balanced by cost, each reading the log itself, each given its share of
  * SVC_REBUILD_CACHE by the documents its projections keep, so the memory bound holds in total), whose progress is reported as one. The
- * streams of the objects projection are shared by all of them (stream-share.ts): this thread relays
- * the owner's offer to the helpers and their ends to the owner. A stop
+ * streams of the objects projection are shared by all of them (stream-share.ts): this thread keeps
+ * the queue of their parts, which the owner fills and every worker takes from by message. A stop
  * asks every worker to finish the page in progress (the rebuild is then resumed by the next holder
  * of the projections; each has its own checkpoint); a failure of one stops the others the same way.
  */
