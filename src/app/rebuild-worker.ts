@@ -43,7 +43,6 @@ const input = workerData as RebuildWorkerInput;
 const port = parentPort!;
 const controller = new AbortController();
 const REBUILD_BUSY_TIMEOUT_MS = 10 * 60_000;
-let offered = false;
 let helped!: () => void;
 const helpedNow = new Promise<void>((resolve) => (helped = resolve));
 // A worker asks for one part at a time: answers come in the order asked.
@@ -72,10 +71,8 @@ const shareOf = (share: GroupShare): OwnerShare | HelperShare => {
     ...parts,
     role: 'owner',
     workers: share.workers,
-    offer: (offer) => {
-      if (!offered) post({ kind: 'share-offer', offer });
-      offered = true;
-    },
+    // Only the first counts: the queue in the starting thread ignores the rest.
+    offer: (offer) => post({ kind: 'share-offer', offer }),
     helped: () => helpedNow,
   };
 };

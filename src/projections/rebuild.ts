@@ -4,7 +4,7 @@ import { pagedDocs } from './paged-docs.ts';
 import type { Projector, RebuildTarget } from './projector.ts';
 import type { BatchLimit, LeaseStore, ReadStore } from './read-store.ts';
 import { windowFull } from './runner/commit-policy.ts';
-import { PARTS_PER_WORKER, rangesOf, unlessAborted, type OwnerShare, type SharedParts, type StreamRange } from './stream-share.ts';
+import { PARTS_PER_WORKER, rangesOf, unlessAborted, type OwnerShare, type SharedParts, type StreamPart, type StreamRange } from './stream-share.ts';
 
 export const REBUILD_SUFFIX = '__rebuild';
 export const rebuildCheckpoint = (projection: string) => `rebuild:${projection}`;
@@ -331,7 +331,7 @@ const rebuild = async (
   let processed = 0;
   let head = await events.headPosition();
   const name = projectors.map((p) => p.name).join(', ');
-  /** The projection whose shared streams are folded last (StreamShare), if any. */
+  /** The projection whose shared streams are folded last (stream-share.ts), if any. */
   let deferred: Build | undefined;
   let recordedAt = 0;
   let recordedPhase: RebuildProgress['phase'] | undefined;
@@ -491,13 +491,7 @@ const rebuild = async (
       await progress('building');
       return true;
     };
-    for (;;) {
-      const part = await unlessAborted(share!.take(), options.signal);
-      if (part === undefined) return stopped();
-      if (part === null) break;
-      if (!(await foldByStream(readByStream!, reads, deferred.projector, part.range, part.through, limit, measure, batchSize, between))) return stopped();
-      share!.folded();
-    }
+    if (!(await foldParts(share!, options.signal, (part) => foldByStream(readByStream!, reads, deferred!.projector, part.range, part.through, limit, measure, batchSize, between)))) return stopped();
     // The checkpoint says every stream is folded up to `through`: not before every part is written.
     if ((await unlessAborted(share!.helped().then(() => true), options.signal)) === undefined) return stopped();
     await commit(deferred, through);
@@ -587,6 +581,17 @@ const foldByStream = async (
   return between(folded);
 };
 
+/** Takes parts of shared streams until none is left, folding each (the owner's and helpers' alike): false once stopped. */
+const foldParts = async (share: SharedParts, signal: AbortSignal | undefined, fold: (part: StreamPart) => Promise<boolean>): Promise<boolean> => {
+  for (;;) {
+    const part = await unlessAborted(share.take(), signal);
+    if (part === undefined) return false;
+    if (part === null) return true;
+    if (!(await fold(part))) return false;
+    share.folded();
+  }
+};
+
 /** Rebuilds one projection (see rebuildProjections). */
 export const rebuildProjection = (options: Omit<RebuildOptions, 'projectors'> & { readonly projector: Projector }): Promise<RebuildProgress> =>
   rebuildProjections({ ...options, projectors: [options.projector] });
@@ -605,7 +610,7 @@ export interface HelpOptions {
 }
 
 /**
- * Folds parts of a projection's streams (StreamShare) into the copies its owner's rebuild set up,
+ * Folds parts of a projection's streams (stream-share.ts) into the copies its owner's rebuild set up,
  * one at a time until none is left, each through a view fenced by the projection's rebuild lease
  * (a run taken over by another process starts its copies over). True once none is left, false when
  * stopped: the owner, stopped too, commits nothing for the projection and its next run starts over.
@@ -619,13 +624,7 @@ export const helpRebuild = async (options: HelpOptions): Promise<boolean> => {
     return !signal?.aborted;
   };
   try {
-    for (;;) {
-      const part = await unlessAborted(share.take(), signal);
-      if (part === undefined) return false;
-      if (part === null) return true;
-      if (!(await foldByStream(events.readByStream!.bind(events), reads, projector, part.range, part.through, limit, Number.isFinite(limit.bytes), options.batchSize ?? 2000, between))) return false;
-      share.folded();
-    }
+    return await foldParts(share, signal, (part) => foldByStream(events.readByStream!.bind(events), reads, projector, part.range, part.through, limit, Number.isFinite(limit.bytes), options.batchSize ?? 2000, between));
   } catch (error) {
     share.failed((error as Error).message);
     throw error;

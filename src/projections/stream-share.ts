@@ -39,8 +39,6 @@ export interface HelperShare extends SharedParts {
   readonly role: 'helper';
 }
 
-export type StreamShare = OwnerShare | HelperShare;
-
 /** Parts for each rebuild taking them: the last one taken is what the others may wait for at the end. */
 export const PARTS_PER_WORKER = 4;
 

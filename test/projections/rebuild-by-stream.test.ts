@@ -57,6 +57,8 @@ const append = async (events: EventStore, given: readonly GivenEvent[]) => {
 };
 
 const objects = (): Projector => objectsProjector(decode);
+/** The objects projection and the app's collection folds (snapshots every 200 positions). */
+const objectsAndFolds = (): Projector[] => [objects(), ...loadCollections(collectionsFile, schema).map((c) => withSnapshots(collectionFold(c, schema, decode), 200))];
 
 /** Counts the documents read back from the rebuild's own copies. */
 const countingGets = (reads: SqliteReadStore) => {
@@ -146,7 +148,7 @@ test('the objects projection rebuilt from nothing reads no document back, with a
 test('beside folds read in log order, and with events appended while the streams are read', async () => {
   await withStore(async (dir, events) => {
     await append(events, [...start(), ...history(7, 900)]);
-    const projectors = () => [objects(), ...loadCollections(collectionsFile, schema).map((c) => withSnapshots(collectionFold(c, schema, decode), 200))];
+    const projectors = objectsAndFolds;
     // Appended once the stream-by-stream read has begun: past the position it reads to.
     const { store: appending, appended } = appendingWhileRead(events, history(8, 120, 900));
     const reads = openSqliteReadStore(join(dir, 'read.db'));
@@ -247,7 +249,7 @@ test('streams shared with a helper: both take parts of them, and together they b
 test('streams shared: the owner folds its own projections first, its parts after, then what came since for the shared one', async () => {
   await withStore(async (dir, events) => {
     await append(events, [...start(), ...history(15, 900)]);
-    const projectors = () => [objects(), ...loadCollections(collectionsFile, schema).map((c) => withSnapshots(collectionFold(c, schema, decode), 200))];
+    const projectors = objectsAndFolds;
     // Appended once the first part is read: past the position the parts are read to.
     const { store: appending, appended } = appendingWhileRead(events, history(16, 120, 900));
     const order: string[] = [];
