@@ -36,6 +36,7 @@ import {
   latencySummary,
   loadAverage,
   releaseSharedHistory,
+  SERVICE_NODE_FLAGS,
   sharedHistory,
   startServiceProcess,
   stopServer,
@@ -115,7 +116,7 @@ const readState = async (server: ServerProcess, auth: Record<string, string>, re
 /** Spawns the rebuild process; resolves with its result line once it exits (rejects on failure). */
 const runRebuild = (dataDir: string) => {
   let run: RebuildRun | undefined;
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./rebuild-worker.ts', import.meta.url))], {
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, '--import', 'tsx', fileURLToPath(new URL('./rebuild-worker.ts', import.meta.url))], {
     env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_'))), SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_REBUILD_WORKERS: String(REBUILD_WORKERS) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --single-threaded-gc
 // The operators' and analysts' command line: compiled JavaScript when built and current, else tsx (bin/runtime.mjs).
 import { runEntry } from './runtime.mjs';
 
