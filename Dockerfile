@@ -34,4 +34,4 @@ USER node
 VOLUME ["/data"]
 EXPOSE 8080
 # SVC_ROLE=all (default), api or projector. No src/ here, so `npx svc …` (docker exec) runs dist/ too.
-CMD ["node", "--single-threaded-gc", "dist/src/main.js"]
+CMD ["node", "dist/src/main.js"]

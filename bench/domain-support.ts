@@ -49,12 +49,6 @@ export interface ServerProcess {
   readonly agent: Agent;
 }
 
-/**
- * Node's flags for the service and rebuild processes, as `npm start`, the image and the `svc` bin start node
- * (README, Deployment): one garbage-collector thread per isolate.
- */
-export const SERVICE_NODE_FLAGS: readonly string[] = ['--single-threaded-gc'];
-
 const benchFile = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.url));
 
 /**
@@ -79,7 +73,7 @@ export const spawnServer = async (
   const profDir = process.env.BENCH_CPU_PROF;
   if (profDir) mkdirSync(profDir, { recursive: true });
   const sqlStats = process.env.BENCH_SQL_STATS ? ['--import', new URL('./sql-stats.ts', import.meta.url).href] : [];
-  const args = [...SERVICE_NODE_FLAGS, ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), '--import', 'tsx', ...sqlStats, benchFile(script)];
+  const args = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), '--import', 'tsx', ...sqlStats, benchFile(script)];
   const started = performance.now();
   const child = spawn(process.execPath, args, { env: childEnv(env), stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
