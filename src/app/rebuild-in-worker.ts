@@ -26,6 +26,13 @@ type Options = Pick<RebuildWorkerInput, 'batchSize' | 'resumeAfterStop'> & {
 /** A worker's side of shared streams, as the starting thread relays it (see rebuildInWorker). */
 type Relay = { readonly share?: GroupShare; readonly onShare: (message: Extract<ShareMessage, { kind: 'share-offer' | 'share-take' | 'share-folded' }>) => void };
 
+/** A worker's failure as thrown in the worker: its stack names the statement that failed there. */
+const failure = (message: { readonly message: string; readonly stack?: string }): Error => {
+  const e = new Error(message.message);
+  if (message.stack) e.stack = message.stack;
+  return e;
+};
+
 /**
  * One worker thread rebuilding `names` in one pass over the log (and then folding parts of shared
  * streams), its memory bounded by its config's cache. Resolves to its progress, or undefined for
@@ -50,7 +57,7 @@ const runWorker = (config: Config, names: readonly string[], owner: string, opti
       void worker.terminate();
       if (message.kind === 'done') resolve(message.progress);
       else if (message.kind === 'helped') resolve(undefined);
-      else reject(message.inProgress ? new RebuildInProgressError(names.join(', ')) : new Error(message.message));
+      else reject(message.inProgress ? new RebuildInProgressError(names.join(', ')) : failure(message));
     });
     worker.on('error', (e) => {
       if (!settled) reject(e);

@@ -36,7 +36,7 @@ export type RebuildWorkerMessage =
   | { readonly kind: 'progress'; readonly progress: import('../projections/rebuild.ts').RebuildProgress }
   /** A worker that only helped with another's streams: done, with no projection of its own. */
   | { readonly kind: 'helped' }
-  | { readonly kind: 'failed'; readonly message: string; readonly inProgress: boolean }
+  | { readonly kind: 'failed'; readonly message: string; readonly stack?: string; readonly inProgress: boolean }
   | ShareMessage;
 
 const input = workerData as RebuildWorkerInput;
@@ -117,7 +117,7 @@ const run = async (): Promise<RebuildWorkerMessage> => {
 run()
   .then(
     (message) => post(message),
-    (e: Error) => post({ kind: 'failed', message: e.message, inProgress: e instanceof RebuildInProgressError }),
+    (e: Error) => post({ kind: 'failed', message: e.message, ...(e.stack ? { stack: e.stack } : {}), inProgress: e instanceof RebuildInProgressError }),
   )
   // Listening for "stop" must not keep the thread alive once the rebuild has ended.
   .finally(() => port.unref());

@@ -3,6 +3,7 @@
  * in its own thread), progress reported as one, an interrupted run resumed by the next, and the
  * rebuilt read models the same as the live fold's.
  */
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -225,6 +226,25 @@ test('the objects projection alone over two worker threads: each folds half its 
     } finally {
       await engines.close();
     }
+  } finally {
+    tmp.remove();
+  }
+});
+
+test('a worker\'s failure comes with the stack it was thrown with (the statement that failed, not only its message)', async () => {
+  const tmp = tempDir();
+  try {
+    // The log's file is a directory: the worker fails as it opens its engines.
+    mkdirSync(join(tmp.dir, 'events.db'));
+    const config = loadConfig({ SVC_DATA_DIR: tmp.dir });
+    const projectors = loadAppModel(config).projectors.filter((p) => p.name === 'users');
+    const failed = await rebuildInWorker(config, { workers: 1 })(projectors, { owner: 'test-failed', signal: new AbortController().signal }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.instance(failed, Error);
+    assert.match((failed as Error).message, /directory|open/i);
+    assert.match((failed as Error).stack ?? '', /engines\.ts/, 'a frame of the worker thread, where it was thrown');
   } finally {
     tmp.remove();
   }
