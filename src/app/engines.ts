@@ -16,8 +16,20 @@ export interface Engines {
   close(): Promise<void>;
 }
 
-/** Opens the configured engines; the server engines' clients load only when configured. */
-export const openEngines = async (config: Config, options: { clock?: () => number; readStorePageCacheBytes?: number; readStoreBusyTimeoutMs?: number } = {}): Promise<Engines> => {
+/**
+ * How often a serving process's embedded read store has its log checkpointed by a thread of its
+ * own (see SqliteCheckpointThread): often enough that the log stays a few MB under steady writes.
+ */
+const SERVING_CHECKPOINT_MS = 1000;
+
+/**
+ * Opens the configured engines; the server engines' clients load only when configured. `serving`:
+ * the process answers requests on this thread, which a checkpoint inside a commit would hold up.
+ */
+export const openEngines = async (
+  config: Config,
+  options: { clock?: () => number; readStorePageCacheBytes?: number; readStoreBusyTimeoutMs?: number; serving?: boolean } = {},
+): Promise<Engines> => {
   ensurePrivateDirectory(config.dataDir);
   const events =
     config.eventStore.engine === 'esdb'
@@ -29,6 +41,7 @@ export const openEngines = async (config: Config, options: { clock?: () => numbe
     : openSqliteReadStore(join(config.dataDir, 'read.db'), {
         ...(options.readStorePageCacheBytes ? { pageCacheBytes: options.readStorePageCacheBytes } : {}),
         ...(options.readStoreBusyTimeoutMs ? { busyTimeoutMs: options.readStoreBusyTimeoutMs } : {}),
+        ...(options.serving ? { checkpointEveryMs: SERVING_CHECKPOINT_MS } : {}),
       });
   return {
     events,

@@ -17,7 +17,7 @@ import { httpMetricsOf, readinessOf } from './observability.ts';
  */
 export const startProjector = async (config: Config, logger: Logger, options: ServiceOptions = {}): Promise<Service> => {
   const model = loadAppModel(config);
-  const engines = await openEngines(config, { readStorePageCacheBytes: config.readStoreCacheBytes, ...(options.clock ? { clock: options.clock } : {}) });
+  const engines = await openEngines(config, { readStorePageCacheBytes: config.readStoreCacheBytes, serving: true, ...(options.clock ? { clock: options.clock } : {}) });
   const metrics = new ServiceMetrics(config.role);
   const runner = new ProjectionRunner({ ...runnerOptions(config, engines, model.projectors, logger), onBatch: metrics.onBatch });
   metrics.watchProjections(() => runner.status());

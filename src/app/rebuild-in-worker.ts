@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { workerBootstrap } from '../drivers/worker-bootstrap.ts';
 import type { Config } from '../config/config.ts';
 import { combinedProgress, keepRebuildLeases, rebuildGroups, rebuildLeaseTtl, rebuildMemory, RebuildInProgressError, type GroupShare, type RebuildProgress } from '../projections/rebuild.ts';
 import type { LeaseStore } from '../projections/read-store.ts';
@@ -6,14 +7,7 @@ import type { RebuildLauncher } from '../projections/runner.ts';
 import { PartQueue } from '../projections/stream-share.ts';
 import type { RebuildWorkerInput, RebuildWorkerMessage, ShareMessage } from './rebuild-worker.ts';
 
-// Run from the TypeScript sources (tsx) or from compiled JavaScript: the worker is the sibling file.
-const fromSources = import.meta.url.endsWith('.ts');
-const workerFile = new URL(fromSources ? './rebuild-worker.ts' : './rebuild-worker.js', import.meta.url).href;
-// A worker thread does not inherit the TypeScript loader of the thread that starts it: from the
-// sources it registers tsx first (as bin/svc.mjs does), then loads the worker module.
-const bootstrap = fromSources
-  ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerFile)}); });`
-  : `import(${JSON.stringify(workerFile)});`;
+const bootstrap = workerBootstrap(import.meta.url, 'rebuild-worker');
 
 type Options = Pick<RebuildWorkerInput, 'batchSize' | 'resumeAfterStop'> & {
   readonly onProgress?: (p: RebuildProgress) => void;

@@ -49,7 +49,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   // Only the path is logged: standard output lands in log collectors, the token stays in its 0600 file.
   if (admin.generated) logger.warn({ file: admin.file }, 'admin token generated: it is in this file only (mode 0600)');
   const model = loadAppModel(config);
-  const engines = await openEngines(config, { readStorePageCacheBytes: config.readStoreCacheBytes, ...(options.clock ? { clock: options.clock } : {}) });
+  const engines = await openEngines(config, { readStorePageCacheBytes: config.readStoreCacheBytes, serving: true, ...(options.clock ? { clock: options.clock } : {}) });
   const metrics = new ServiceMetrics(config.role);
   const runner = new ProjectionRunner({ ...runnerOptions(config, engines, model.projectors, logger), onBatch: metrics.onBatch });
   // What commands append is counted by type; the runner and queries only read.

@@ -39,3 +39,16 @@ export const openSqliteFile = (file: string, synchronous: SqliteSynchronous = 'N
   applySqlitePragmas(db, synchronous);
   return db;
 };
+
+/** What a passive checkpoint did: frames in the WAL, how many of them are now in the database file, and whether a lock cut it short. */
+export interface CheckpointResult {
+  readonly busy: boolean;
+  readonly log: number;
+  readonly checkpointed: number;
+}
+
+/** Copies what it can of the WAL into the database file, without waiting for any lock or holding up any reader or writer. */
+export const passiveCheckpoint = (db: Database.Database): CheckpointResult => {
+  const [row] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
+  return { busy: row!.busy !== 0, log: row!.log, checkpointed: row!.checkpointed };
+};

@@ -1,14 +1,8 @@
 import { Worker } from 'node:worker_threads';
+import { workerBootstrap } from '../../drivers/worker-bootstrap.ts';
 import { fromWire, type Committed, type EncodedAppend, type WireError } from './sqlite-append.ts';
 
-// Run from the TypeScript sources (tsx) or from compiled JavaScript: the worker is the sibling file.
-const fromSources = import.meta.url.endsWith('.ts');
-const workerFile = new URL(fromSources ? './sqlite-append-worker.ts' : './sqlite-append-worker.js', import.meta.url).href;
-// A worker thread does not inherit the TypeScript loader of the thread that starts it: from the
-// sources it registers tsx first (as bin/svc.mjs does), then loads the worker module.
-const bootstrap = fromSources
-  ? `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerFile)}); });`
-  : `import(${JSON.stringify(workerFile)});`;
+const bootstrap = workerBootstrap(import.meta.url, 'sqlite-append-worker');
 
 export interface AppendWorkerData {
   readonly file: string;

@@ -23,7 +23,8 @@ import {
   type WriteOp,
   splitDoc,
 } from '../read-store.ts';
-import { openSqliteFile } from '../../drivers/sqlite.ts';
+import { openSqliteFile, passiveCheckpoint, type CheckpointResult } from '../../drivers/sqlite.ts';
+import { SqliteCheckpointThread } from '../../drivers/sqlite-checkpoint-thread.ts';
 import { migrateCheckpoints, parseMark, SqliteSwitchMarks } from './sqlite-switch.ts';
 import { SqliteLeases } from './sqlite-leases.ts';
 import { packBytes, unpackDoc } from './sqlite-bytes.ts';
@@ -52,7 +53,16 @@ export interface SqliteReadStoreOptions {
   readonly pageCacheBytes?: number;
   /** How long a write waits for another connection's write transaction; default 5 s. */
   readonly busyTimeoutMs?: number;
+  /**
+   * Copy the log into the file from a thread of its own, every this many ms, rather than in the
+   * commits of this connection (see SqliteCheckpointThread): for a connection serving requests.
+   * Default: in the commits, as SQLite does.
+   */
+  readonly checkpointEveryMs?: number;
 }
+
+/** SQLite's own default: a commit that leaves the log at this many pages or more checkpoints it. */
+const AUTO_CHECKPOINT_PAGES = 1000;
 
 /** How often a store waiting for another store's switch looks again. */
 const SWITCH_POLL_MS = 20;
@@ -68,6 +78,7 @@ const isBusy = (e: unknown) => e instanceof Database.SqliteError && e.code.start
  */
 export class SqliteReadStore implements ReadStore {
   private readonly indexes = new Map<string, Set<string>>();
+  private readonly checkpoints: SqliteCheckpointThread | undefined;
   private readonly statements = new Map<string, Database.Statement>();
   readonly maxBatch: BatchLimit;
   private readonly switchLeaseMs: number;
@@ -91,6 +102,18 @@ export class SqliteReadStore implements ReadStore {
     this.switches = new SqliteSwitchMarks(db);
     this.maxBatch = options.maxBatch ?? UNBOUNDED;
     this.switchLeaseMs = options.switchLeaseMs ?? 30_000;
+    if (options.checkpointEveryMs !== undefined && !db.memory) {
+      db.pragma('wal_autocheckpoint = 0');
+      // Without its thread, the log would grow without end: this connection checkpoints again.
+      this.checkpoints = new SqliteCheckpointThread(db.name, options.checkpointEveryMs, () => {
+        if (db.open) db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+      });
+    }
+  }
+
+  /** Copies the log into the file now (on the checkpoint thread where there is one), without waiting for any lock. */
+  async checkpointNow(): Promise<CheckpointResult> {
+    return this.checkpoints ? this.checkpoints.now() : passiveCheckpoint(this.db);
   }
 
   /**
@@ -480,6 +503,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async close(): Promise<void> {
+    await this.checkpoints?.close();
     this.db.close();
   }
 
