@@ -14,7 +14,7 @@
  * Baseline: a bare koa + @koa/router process answering the same JSON body (bench/koa-baseline-server.ts).
  * Load: autocannon from this process, 32 keep-alive connections to 127.0.0.1, closed loop; rounds
  * alternate baseline and service (B S B S), each `5 s x scale` (at least 2 s) after a warm-up.
- * Target: the service reaches >= 40% of the baseline's requests/s (mean of the rounds).
+ * Target (issue 15): the service reaches >= 60% of the baseline's requests/s (mean of the rounds).
  *
  * Also (not judged): an uncached round (every request the first for its object since the objects
  * projection moved: a write to an object no project links to, then each project once, 32 at a time)
@@ -47,7 +47,8 @@ import {
 } from './domain-support.ts';
 import { formatRate, mean, progress, round, withTempDir, type Benchmark, type BenchmarkResult } from './support.ts';
 
-const TARGET_RATIO = 0.4;
+/** Issue 15's target (issue 3 asked for 0.4, which this benchmark judged by until the stricter one was set). */
+const TARGET_RATIO = 0.6;
 const CONNECTIONS = 32;
 const ROUNDS = 2;
 const PROJECTS = 200;
