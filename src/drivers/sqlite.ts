@@ -47,8 +47,10 @@ export interface CheckpointResult {
   readonly checkpointed: number;
 }
 
+/** The row `PRAGMA wal_checkpoint` answers. */
+export type CheckpointRow = { readonly busy: number; readonly log: number; readonly checkpointed: number };
+
+export const checkpointResult = (row: CheckpointRow): CheckpointResult => ({ busy: row.busy !== 0, log: row.log, checkpointed: row.checkpointed });
+
 /** Copies what it can of the WAL into the database file, without waiting for any lock or holding up any reader or writer. */
-export const passiveCheckpoint = (db: Database.Database): CheckpointResult => {
-  const [row] = db.pragma('wal_checkpoint(PASSIVE)') as { busy: number; log: number; checkpointed: number }[];
-  return { busy: row!.busy !== 0, log: row!.log, checkpointed: row!.checkpointed };
-};
+export const passiveCheckpoint = (db: Database.Database): CheckpointResult => checkpointResult((db.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[])[0]!);
