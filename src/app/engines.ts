@@ -18,17 +18,18 @@ export interface Engines {
 
 /**
  * How often a serving process's embedded read store has its log checkpointed by a thread of its
- * own (see SqliteCheckpointThread): often enough that the log stays a few MB under steady writes.
+ * own (see SqliteCheckpointThread): a process answering requests on its main thread, which a
+ * checkpoint inside a commit would hold up. Often enough that the log stays a few MB under steady writes.
  */
-const SERVING_CHECKPOINT_MS = 1000;
+export const SERVING_CHECKPOINT_MS = 1000;
 
 /**
- * Opens the configured engines; the server engines' clients load only when configured. `serving`:
- * the process answers requests on this thread, which a checkpoint inside a commit would hold up.
+ * Opens the configured engines; the server engines' clients load only when configured.
+ * `readStoreCheckpointEveryMs`: see SqliteReadStoreOptions.checkpointEveryMs (serving processes: SERVING_CHECKPOINT_MS).
  */
 export const openEngines = async (
   config: Config,
-  options: { clock?: () => number; readStorePageCacheBytes?: number; readStoreBusyTimeoutMs?: number; serving?: boolean } = {},
+  options: { clock?: () => number; readStorePageCacheBytes?: number; readStoreBusyTimeoutMs?: number; readStoreCheckpointEveryMs?: number } = {},
 ): Promise<Engines> => {
   ensurePrivateDirectory(config.dataDir);
   const events =
@@ -41,7 +42,7 @@ export const openEngines = async (
     : openSqliteReadStore(join(config.dataDir, 'read.db'), {
         ...(options.readStorePageCacheBytes ? { pageCacheBytes: options.readStorePageCacheBytes } : {}),
         ...(options.readStoreBusyTimeoutMs ? { busyTimeoutMs: options.readStoreBusyTimeoutMs } : {}),
-        ...(options.serving ? { checkpointEveryMs: SERVING_CHECKPOINT_MS } : {}),
+        ...(options.readStoreCheckpointEveryMs ? { checkpointEveryMs: options.readStoreCheckpointEveryMs } : {}),
       });
   return {
     events,

@@ -4,7 +4,7 @@ import { createProjectorApp } from '../http/projector-app.ts';
 import { snapshotSpec } from '../projections/reporting/snapshots.ts';
 import { ProjectionRunner } from '../projections/runner.ts';
 import { loadAppModel } from './app-model.ts';
-import { openEngines } from './engines.ts';
+import { openEngines, SERVING_CHECKPOINT_MS } from './engines.ts';
 import { startHttpServer } from './http-server.ts';
 import { runnerOptions } from './runner-options.ts';
 import type { Service, ServiceOptions } from './service.ts';
@@ -17,7 +17,7 @@ import { httpMetricsOf, readinessOf } from './observability.ts';
  */
 export const startProjector = async (config: Config, logger: Logger, options: ServiceOptions = {}): Promise<Service> => {
   const model = loadAppModel(config);
-  const engines = await openEngines(config, { readStorePageCacheBytes: config.readStoreCacheBytes, serving: true, ...(options.clock ? { clock: options.clock } : {}) });
+  const engines = await openEngines(config, { readStorePageCacheBytes: config.readStoreCacheBytes, readStoreCheckpointEveryMs: SERVING_CHECKPOINT_MS, ...(options.clock ? { clock: options.clock } : {}) });
   const metrics = new ServiceMetrics(config.role);
   const runner = new ProjectionRunner({ ...runnerOptions(config, engines, model.projectors, logger), onBatch: metrics.onBatch });
   metrics.watchProjections(() => runner.status());

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { pino, type Logger } from 'pino';
 import { resolveAdminToken } from './admin-token.ts';
 import type { Config } from '../config/config.ts';
-import { openEngines, type Engines } from './engines.ts';
+import { openEngines, SERVING_CHECKPOINT_MS, type Engines } from './engines.ts';
 import { createApp } from '../http/koa-app.ts';
 import { startHttpServer } from './http-server.ts';
 import { ensurePrivateDirectory } from '../drivers/private-files.ts';
@@ -49,7 +49,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   // Only the path is logged: standard output lands in log collectors, the token stays in its 0600 file.
   if (admin.generated) logger.warn({ file: admin.file }, 'admin token generated: it is in this file only (mode 0600)');
   const model = loadAppModel(config);
-  const engines = await openEngines(config, { readStorePageCacheBytes: config.readStoreCacheBytes, serving: true, ...(options.clock ? { clock: options.clock } : {}) });
+  const engines = await openEngines(config, { readStorePageCacheBytes: config.readStoreCacheBytes, readStoreCheckpointEveryMs: SERVING_CHECKPOINT_MS, ...(options.clock ? { clock: options.clock } : {}) });
   const metrics = new ServiceMetrics(config.role);
   const runner = new ProjectionRunner({ ...runnerOptions(config, engines, model.projectors, logger), onBatch: metrics.onBatch });
   // What commands append is counted by type; the runner and queries only read.

@@ -71,14 +71,14 @@ test('a store without the option checkpoints in its own commits, as SQLite does'
   }
 });
 
-test('the engines of a serving process (service, projector) checkpoint their read store on its thread; a command line\'s in its commits', async () => {
-  for (const serving of [true, false]) {
+test('engines opened with a checkpoint period (the service and projector give SERVING_CHECKPOINT_MS) leave checkpoints to the thread; without one, the commit checkpoints', async () => {
+  for (const every of [3_600_000, undefined]) {
     const tmp = tempDir('svc-checkpoint');
-    const engines = await openEngines(loadConfig({ SVC_DATA_DIR: tmp.dir }), { serving });
+    const engines = await openEngines(loadConfig({ SVC_DATA_DIR: tmp.dir }), every ? { readStoreCheckpointEveryMs: every } : {});
     try {
       await engines.reads.ensureCollection({ name: 'docs', indexes: [] });
       await engines.reads.bulkWrite(bigCommit);
-      assert.is(sizeMb(join(tmp.dir, 'read.db')) < 1, serving, serving ? 'left to the thread' : 'copied by the commit');
+      assert.is(sizeMb(join(tmp.dir, 'read.db')) < 1, every !== undefined, every ? 'left to the thread' : 'copied by the commit');
     } finally {
       await engines.close();
       tmp.remove();
