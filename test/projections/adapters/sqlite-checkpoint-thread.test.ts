@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { openEngines } from '../../../src/app/engines.ts';
 import { loadConfig } from '../../../src/config/config.ts';
 import { SqliteCheckpointThread } from '../../../src/drivers/sqlite-checkpoint-thread.ts';
-import { openSqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import { openSqliteReadStore, type SqliteReadStore, type SqliteReadStoreOptions } from '../../../src/projections/adapters/sqlite-read-store.ts';
 import { tempDir } from '../../support/tmp.ts';
 
 // SQLite checkpoints the log inside the commit that takes it past 1,000 pages, on the committing
@@ -19,14 +19,24 @@ const bigCommit = Array.from({ length: 3000 }, (_, i) => ({ kind: 'put' as const
 
 const sizeMb = (file: string) => statSync(file).size / 2 ** 20;
 
-test('a commit past 1,000 pages leaves the log to the thread; the thread copies it all into the file', async () => {
+/** A store opened with `options` on a new file, after one `bigCommit`, for `run`; closed and removed afterwards. */
+const afterBigCommit = async (options: SqliteReadStoreOptions, run: (store: SqliteReadStore, file: string) => Promise<void>) => {
   const tmp = tempDir('svc-checkpoint');
   const file = join(tmp.dir, 'read.db');
-  // The thread's own timer never fires here: only the checkpoint asked for below runs.
-  const store = openSqliteReadStore(file, { checkpointEveryMs: 3_600_000 });
+  const store = openSqliteReadStore(file, options);
   try {
     await store.ensureCollection({ name: 'docs', indexes: [] });
     await store.bulkWrite(bigCommit);
+    await run(store, file);
+  } finally {
+    await store.close();
+    tmp.remove();
+  }
+};
+
+test('a commit past 1,000 pages leaves the log to the thread; the thread copies it all into the file', () =>
+  // The thread's own timer never fires here: only the checkpoint asked for below runs.
+  afterBigCommit({ checkpointEveryMs: 3_600_000 }, async (store, file) => {
     assert.ok(sizeMb(file) < 1, `the commit copied nothing into the file (${sizeMb(file).toFixed(1)} MB)`);
     const done = await store.checkpointNow();
     assert.is(done.busy, false);
@@ -34,42 +44,23 @@ test('a commit past 1,000 pages leaves the log to the thread; the thread copies 
     assert.is(done.checkpointed, done.log, 'every frame copied');
     assert.ok(sizeMb(file) > 5, `the file holds the documents (${sizeMb(file).toFixed(1)} MB)`);
     assert.is((await store.get<{ id: string; text: string }>('docs', 'd2999'))?.text.length, 2000);
-  } finally {
-    await store.close();
-    tmp.remove();
-  }
-});
+  }),
+);
 
-test('on its timer, the thread checkpoints what the store committed', async () => {
-  const tmp = tempDir('svc-checkpoint');
-  const file = join(tmp.dir, 'read.db');
-  const store = openSqliteReadStore(file, { checkpointEveryMs: 20 });
-  try {
-    await store.ensureCollection({ name: 'docs', indexes: [] });
-    await store.bulkWrite(bigCommit);
+test('on its timer, the thread checkpoints what the store committed', () =>
+  afterBigCommit({ checkpointEveryMs: 20 }, async (store, file) => {
     // However slow the machine, the timer gets there: waited for, not timed.
     while (sizeMb(file) < 5) await new Promise((resolve) => setTimeout(resolve, 20));
     const after = await store.checkpointNow();
     assert.is(after.checkpointed, after.log);
-  } finally {
-    await store.close();
-    tmp.remove();
-  }
-});
+  }),
+);
 
-test('a store without the option checkpoints in its own commits, as SQLite does', async () => {
-  const tmp = tempDir('svc-checkpoint');
-  const file = join(tmp.dir, 'read.db');
-  const store = openSqliteReadStore(file);
-  try {
-    await store.ensureCollection({ name: 'docs', indexes: [] });
-    await store.bulkWrite(bigCommit);
+test('a store without the option checkpoints in its own commits, as SQLite does', () =>
+  afterBigCommit({}, async (_store, file) => {
     assert.ok(sizeMb(file) > 5, 'copied into the file by the commit');
-  } finally {
-    await store.close();
-    tmp.remove();
-  }
-});
+  }),
+);
 
 test('engines opened with a checkpoint period (the service and projector give SERVING_CHECKPOINT_MS) leave checkpoints to the thread; without one, the commit checkpoints', async () => {
   for (const every of [3_600_000, undefined]) {
@@ -109,13 +100,8 @@ test('a thread that cannot open its file says why, once, and answers no checkpoi
   }
 });
 
-test('the file stays readable and writable by other connections while the thread checkpoints', async () => {
-  const tmp = tempDir('svc-checkpoint');
-  const file = join(tmp.dir, 'read.db');
-  const store = openSqliteReadStore(file, { checkpointEveryMs: 3_600_000 });
-  try {
-    await store.ensureCollection({ name: 'docs', indexes: [] });
-    await store.bulkWrite(bigCommit);
+test('the file stays readable and writable by other connections while the thread checkpoints', () =>
+  afterBigCommit({ checkpointEveryMs: 3_600_000 }, async (store, file) => {
     const other = new Database(file);
     try {
       // A reader holding a snapshot: a passive checkpoint copies only what no reader still needs, and does not wait.
@@ -130,10 +116,7 @@ test('the file stays readable and writable by other connections while the thread
     } finally {
       other.close();
     }
-  } finally {
-    await store.close();
-    tmp.remove();
-  }
-});
+  }),
+);
 
 test.run();
