@@ -141,7 +141,8 @@ export const DEFAULT_REBUILD_CACHE_BYTES = 48 * 2 ** 20;
  * collected its whole heap 187 times, about once a second, for about 20% of its time; at 8x (480
  * MB) 142-163 times, while its heap never went past 300 MB either way and the process's peak
  * resident set moved by 6-13 MB. In two pairs of `npm run bench -- rebuild` runs the rebuild took
- * 13% less time on average (17% less CPU) and the service's catch-up 21% less.
+ * 13% less time on average (17% less CPU). A fresh service's catch-up runs the same workers: it was
+ * 21% faster in those pairs, but the reporting benchmark's catch-up took 112 s, as the day before.
  */
 export const rebuildMemory = (cacheBytes: number) => ({
   maxOldGenerationSizeMb: Math.ceil((8 * cacheBytes) / 2 ** 20) + 96,
