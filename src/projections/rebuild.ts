@@ -137,12 +137,12 @@ export const DEFAULT_REBUILD_CACHE_BYTES = 48 * 2 ** 20;
  * collected instead of the heap growing to several times what is alive.
  *
  * The bound is not where the heap stays: V8 grows it in steps it sizes by the bound, and a tight
- * one makes the steps small. At 4x the cache (288 MB by default) a 1M-event rebuild's worker
- * collected its whole heap 187 times, about once a second, for about 20% of its time; at 8x (480
- * MB) 142-163 times, while its heap never went past 300 MB either way and the process's peak
- * resident set moved by 6-13 MB. In two pairs of `npm run bench -- rebuild` runs the rebuild took
- * 13% less time on average (17% less CPU). A fresh service's catch-up runs the same workers: it was
- * 21% faster in those pairs, but the reporting benchmark's catch-up took 112 s, as the day before.
+ * one makes the steps small. Given the whole default cache, at 4x (288 MB) a 1M-event rebuild in
+ * one worker collected its whole heap 187 times, about once a second, for about 20% of its time;
+ * at 8x (480 MB) 142-163 times, while its heap never went past 300 MB either way and the process's
+ * peak resident set moved by 6-13 MB. In two pairs of `npm run bench -- rebuild` runs (two workers,
+ * each bounded by its share) the rebuild took 13% less time on average (17% less CPU); a fresh
+ * service's catch-up, which runs the same workers, showed no gain beyond the machine's noise.
  */
 export const rebuildMemory = (cacheBytes: number) => ({
   maxOldGenerationSizeMb: Math.ceil((8 * cacheBytes) / 2 ** 20) + 96,
