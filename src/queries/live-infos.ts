@@ -38,7 +38,7 @@ export class LiveInfos {
   private readonly mirrors = new Map<string, Mirror>();
   /** One refresh per collection at a time: each moves its mirror's position. */
   private readonly refreshes = new OneAtATime();
-  /** The `objects` dictionary's entries made from these summaries (they go with them). */
+  /** The `objects` dictionary's entries made from summaries, these and past ones (they go with them). */
   readonly entries: ObjectEntryMemo = new WeakMap();
 
   constructor(

@@ -45,7 +45,10 @@ export class LiveRows {
   private readonly mirrors = new Map<string, Mirror>();
   /** One refresh per collection at a time: each moves its mirror's position. */
   private readonly refreshes = new OneAtATime();
-  /** The JSON text of the rows in answers (they go with the rows kept here). */
+  /**
+   * The JSON text of the rows in answers, live and past (they go with their row documents: the rows
+   * kept here, and those of the fold states kept for answers `at` past instants).
+   */
   readonly texts: RowTextMemo = new WeakMap();
 
   constructor(
