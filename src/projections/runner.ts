@@ -11,6 +11,7 @@ import { fencedWrites } from './runner/fenced-writes.ts';
 import { RebuildTasks, type RebuildLauncher } from './runner/rebuild-tasks.ts';
 import { statusOf, type ProjectionStatus } from './runner/status.ts';
 import { foldingAny, Waiters } from './runner/waiters.ts';
+import { VersionSteps } from './runner/version-steps.ts';
 
 export type { ProjectionState, ProjectionStatus } from './runner/status.ts';
 export { ProjectionTimeoutError } from './runner/waiters.ts';
@@ -107,6 +108,8 @@ interface Running {
   busy: boolean;
   /** Bumped whenever this process sees the projection's documents change (a batch with writes, a resync, a moved stored checkpoint). */
   version: number;
+  /** What the recent moves of `version` changed, where this process knows it. */
+  readonly steps: VersionSteps;
 }
 
 /**
@@ -222,6 +225,7 @@ export class ProjectionRunner {
         retryDelay: this.retryDelayMs,
         busy: false,
         version: 0,
+        steps: new VersionSteps(),
       };
       this.running.set(projector.name, run);
     }
@@ -384,7 +388,7 @@ export class ProjectionRunner {
         run.persisted = position;
         run.folded = position;
         run.storedGeneration = generation;
-        run.version++;
+        run.steps.moved(++run.version);
         moved = true;
         return;
       }
@@ -465,6 +469,15 @@ export class ProjectionRunner {
     return this.running.get(name)?.version ?? -1;
   }
 
+  /**
+   * The ids of the projection's `collection` whose documents changed since its version was
+   * `version`, or undefined when this process does not know which (see VersionSteps).
+   */
+  changedSince(name: string, collection: string, version: number): ReadonlySet<string> | undefined {
+    const run = this.running.get(name);
+    return run?.steps.changedSince(collection, version, run.version);
+  }
+
   /** Starts a reader for `runs` from the oldest of their stored checkpoints; any reader they had is left first. */
   private async openFeed(runs: readonly Running[]): Promise<void> {
     const generations = new Map(runs.map((run) => [run, ++run.generation]));
@@ -480,7 +493,7 @@ export class ProjectionRunner {
       clearTimeout(run.flushTimer);
       run.commitTimer = undefined;
       run.flushTimer = undefined;
-      run.version++;
+      run.steps.moved(++run.version);
       run.checkpoint = stored;
       run.persisted = stored;
       run.folded = stored;
@@ -625,7 +638,7 @@ export class ProjectionRunner {
     await this.options.reads.commitBatch(run.projector.name, ops, expected, { position });
     run.persisted = position;
     run.persistedAt = Date.now();
-    if (ops.length > 0) run.version++;
+    if (ops.length > 0) run.steps.committed(++run.version, ops);
   }
 
   private onFailure(run: Running, error: Error): void {

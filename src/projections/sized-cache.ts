@@ -15,16 +15,18 @@ export class SizedVersionedCache<K, V> extends VersionedCache<K, V> {
     readonly maxBytes: number,
     /** May weigh the key too (a key taken from a request can be of any length). */
     sizeOf: (value: V, key: K) => number,
+    changedSince?: (version: number) => ReadonlySet<K> | undefined,
   ) {
     const kept = new BytesBounded<K, V>(maxBytes, maxBytes / 4);
     super(currentVersion, {
       get: (key) => kept.get(key),
       put: (key, value) => kept.put(key, value, sizeOf(value, key)),
+      delete: (key) => kept.delete(key),
       clear: () => kept.clear(),
       get size() {
         return kept.size;
       },
-    });
+    }, changedSince);
     this.kept = kept;
   }
 

@@ -14,11 +14,15 @@
  * The version moves (in this process) before anyone waiting for the change is released, so
  * read-your-writes holds as for a read of the read model itself. Values are never undefined: keep
  * "none" as null. Eviction is oldest-inserted first once `maxEntries` is reached.
+ *
+ * Given `changedSince` (the keys whose sources changed since a version, where that is known), a
+ * move drops only those keys' values; where it is not known, every value goes as before.
  */
 /** Where a VersionedCache keeps its values, and what bounds them. */
 export interface KeptValues<K, V> {
   get(key: K): V | undefined;
   put(key: K, value: V): void;
+  delete(key: K): void;
   clear(): void;
   readonly size: number;
 }
@@ -35,6 +39,7 @@ const countBounded = <K, V>(maxEntries: number): KeptValues<K, V> => {
       }
       entries.set(key, value);
     },
+    delete: (key) => void entries.delete(key),
     clear: () => entries.clear(),
     get size() {
       return entries.size;
@@ -53,8 +58,17 @@ export class VersionedCache<K, V> {
   constructor(
     private readonly currentVersion: () => number,
     bound: number | KeptValues<K, V> = 10_000,
+    private readonly changedSince?: (version: number) => ReadonlySet<K> | undefined,
   ) {
     this.entries = typeof bound === 'number' ? countBounded(bound) : bound;
+  }
+
+  /** Brings the values kept up to version `now`: drops those whose sources changed since, or all of them. */
+  private moveTo(now: number): void {
+    const changed = this.tag >= 0 && now >= 0 && this.entries.size > 0 ? this.changedSince?.(this.tag) : undefined;
+    if (changed) for (const key of changed) this.entries.delete(key);
+    else if (this.entries.size > 0) this.entries.clear();
+    this.tag = now;
   }
 
   /** The version to tag a value with: read it before loading the value's sources. */
@@ -64,12 +78,7 @@ export class VersionedCache<K, V> {
 
   get(key: K): V | undefined {
     const now = this.currentVersion();
-    if (now !== this.tag) {
-      if (this.entries.size > 0) this.entries.clear();
-      this.tag = now;
-      this.misses++;
-      return undefined;
-    }
+    if (now !== this.tag) this.moveTo(now);
     const value = now < 0 ? undefined : this.entries.get(key);
     if (value === undefined) this.misses++;
     else this.hits++;
@@ -79,10 +88,7 @@ export class VersionedCache<K, V> {
   /** Stores a value loaded after `version()` answered `loadedAt`; ignored if the model has moved since. */
   set(key: K, value: V, loadedAt: number): void {
     if (loadedAt < 0 || loadedAt !== this.currentVersion()) return;
-    if (loadedAt !== this.tag) {
-      this.entries.clear();
-      this.tag = loadedAt;
-    }
+    if (loadedAt !== this.tag) this.moveTo(loadedAt);
     this.entries.put(key, value);
   }
 
@@ -105,10 +111,20 @@ export class VersionedCache<K, V> {
 export interface VersionedProjections {
   readonly projectors: readonly { readonly name: string; readonly collections: readonly { readonly name: string }[] }[];
   version(projection: string): number;
+  /** The ids of `collection` changed since `version`, where known (ProjectionRunner.changedSince). */
+  changedSince?(projection: string, collection: string, version: number): ReadonlySet<string> | undefined;
 }
 
 /** The version of the projection holding `collection` (-1 when none does: nothing is cached). */
 export const collectionVersion = (runner: VersionedProjections, collection: string): (() => number) => {
-  const name = runner.projectors.find((p) => p.collections.some((c) => c.name === collection))?.name;
+  const name = holderOf(runner, collection);
   return name === undefined ? () => -1 : () => runner.version(name);
 };
+
+/** The ids of `collection` changed since a version of the projection holding it, where known. */
+export const collectionChanges = (runner: VersionedProjections, collection: string): ((version: number) => ReadonlySet<string> | undefined) => {
+  const name = holderOf(runner, collection);
+  return (version) => (name === undefined ? undefined : runner.changedSince?.(name, collection, version));
+};
+
+const holderOf = (runner: VersionedProjections, collection: string) => runner.projectors.find((p) => p.collections.some((c) => c.name === collection))?.name;

@@ -3,7 +3,7 @@ import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc, USERS, type UserDo
 import type { Schema } from '../domain/schema.ts';
 import { canRead, type ReadAccess } from '../domain/users/users.ts';
 import { linkedRefs, serialiseObject, type LinkTarget, type SlugMemo } from './serialise-object.ts';
-import { collectionVersion, type VersionedProjections } from '../projections/versioned-cache.ts';
+import { collectionChanges, collectionVersion, type VersionedProjections } from '../projections/versioned-cache.ts';
 import { SizedVersionedCache } from '../projections/sized-cache.ts';
 
 // Heap bytes, roughly: strings count twice their length (UTF-16 at worst), each object and value a fixed overhead.
@@ -26,15 +26,15 @@ const docBytes = (doc: ObjectDoc | null): number => {
  * no object; valid for one version of the objects read model (see VersionedCache), bounded in bytes.
  */
 export class LinkTargetCache extends SizedVersionedCache<string, LinkTarget | null> {
-  constructor(currentVersion: () => number, maxBytes: number) {
-    super(currentVersion, maxBytes, linkTargetBytes);
+  constructor(currentVersion: () => number, maxBytes: number, changedSince?: (version: number) => ReadonlySet<string> | undefined) {
+    super(currentVersion, maxBytes, linkTargetBytes, changedSince);
   }
 }
 
 /** Object documents by ref (`null`: no such object), valid for one version of the objects read model, bounded in bytes. */
 export class ObjectDocCache extends SizedVersionedCache<string, ObjectDoc | null> {
-  constructor(currentVersion: () => number, maxBytes: number) {
-    super(currentVersion, maxBytes, docBytes);
+  constructor(currentVersion: () => number, maxBytes: number, changedSince?: (version: number) => ReadonlySet<string> | undefined) {
+    super(currentVersion, maxBytes, docBytes, changedSince);
   }
 }
 
@@ -42,14 +42,24 @@ export class ObjectDocCache extends SizedVersionedCache<string, ObjectDoc | null
 export type LinkedRefsMemo = WeakMap<ObjectDoc, readonly string[]>;
 
 /**
- * The JSON text of each document object's plain (`sources=NONE`) serialisation, with which of its
- * link targets the caller could read when it was made (`seen`) and the access it was last served
- * to. One answer per document, so it lives and goes with the document cache's entries; the
- * documents and link targets both come from the objects read model, so a document object served
- * again has the same targets, and the same access object (a principal's, kept while the users read
- * model stands) reads the same ones of them.
+ * The JSON text of each document object's plain (`sources=NONE`) serialisation, with what it was
+ * made from besides the document: its link targets (the objects link titles are read from: the
+ * cache's values, replaced when their objects change) and which of them the caller could read
+ * (`seen`), the access it was last served to, and the version of the objects read model at which
+ * the targets were looked up. One answer per document, so it lives and goes with the document
+ * cache's entries. While that version stands, the same access object (a principal's, kept while
+ * the users read model stands) is served the text without a look-up; after a move, the text is
+ * served again if every target is the one it was made from.
  */
-export type ObjectAnswerMemo = WeakMap<ObjectDoc, { readonly seen: string; readonly json: string; readonly access: ReadAccess }>;
+export type ObjectAnswerMemo = WeakMap<ObjectDoc, ObjectAnswer>;
+type ObjectAnswer = {
+  readonly seen: string;
+  readonly json: string;
+  readonly access: ReadAccess;
+  readonly targets: readonly (LinkTarget | undefined)[];
+  /** The link target cache's version when the targets were looked up; -1 with no cache. */
+  readonly version: number;
+};
 
 export interface ObjectQueryDeps {
   readonly reads: ReadStore;
@@ -78,11 +88,13 @@ export const OBJECT_CACHE_BYTES = 16 * 1024 * 1024;
  * three quarters for documents, a quarter for link targets.
  */
 export const createObjectQueryCaches = (runner: VersionedProjections, maxBytes = OBJECT_CACHE_BYTES): ObjectQueryCaches => {
-  // Dropped whenever the objects read model moves.
+  // Both keyed by ref and made from that object's document alone: a move of the objects read model
+  // drops what it changed (everything, where this process does not know what that was).
   const objectsVersion = collectionVersion(runner, OBJECTS);
+  const changed = collectionChanges(runner, OBJECTS);
   return {
-    linkTargets: new LinkTargetCache(objectsVersion, Math.floor(maxBytes / 4)),
-    docs: new ObjectDocCache(objectsVersion, maxBytes - Math.floor(maxBytes / 4)),
+    linkTargets: new LinkTargetCache(objectsVersion, Math.floor(maxBytes / 4), changed),
+    docs: new ObjectDocCache(objectsVersion, maxBytes - Math.floor(maxBytes / 4), changed),
     linkedRefs: new WeakMap(),
     slugs: new Map(),
     answers: new WeakMap(),
@@ -244,17 +256,17 @@ export const getObjectJson = async (deps: ObjectQueryDeps, ref: string, sourcesP
   const memo = deps.answers;
   if (!memo || sources.length > 0) return JSON.stringify((await serialiseMany(deps, [doc], sources, access))[0]);
   const kept = memo.get(doc);
-  if (kept?.access === access) return kept.json;
+  const version = deps.linkTargets?.version() ?? -1;
+  if (kept?.access === access && version >= 0 && kept.version === version) return kept.json;
   // Callers differ only in which link targets they may read (the others show no title).
   const refs = linkedRefsOf(deps, doc);
-  const targets = await loadLinkTargets(deps, refs);
+  const found = await loadLinkTargets(deps, refs);
+  const targets = refs.map((r) => found.get(r));
   let seen = '';
-  for (const r of refs) {
-    const target = targets.get(r);
-    seen += target && canRead(access, target.labels) ? '1' : '0';
-  }
-  const json = kept?.seen === seen ? kept.json : JSON.stringify((await serialiseMany(deps, [doc], sources, access))[0]);
-  memo.set(doc, { seen, json, access });
+  for (const target of targets) seen += target && canRead(access, target.labels) ? '1' : '0';
+  const same = kept !== undefined && kept.seen === seen && kept.targets.every((t, i) => t === targets[i]);
+  const json = same ? kept.json : JSON.stringify((await serialiseMany(deps, [doc], sources, access))[0]);
+  memo.set(doc, { seen, json, access, targets, version });
   return json;
 };
 

@@ -89,6 +89,55 @@ test('answers with sources are made afresh, and kept ones go when the objects mo
   assert.is(after.attributes['svc:attribute:department'][0].title, 'Renamed Department');
 });
 
+test('a write to another object leaves the kept document and answer; one to a link target shows at once', async (ctx) => {
+  const other = (await createObject(ctx.svc, 'svc:type:department', { [TITLE]: 'Other Department' }, [COMMON])).ref;
+  const person = (await createObject(ctx.svc, 'svc:type:person', { [TITLE]: 'Ada Researcher' }, [COMMON])).ref;
+  const project = (await createObject(ctx.svc, 'phd:type:project', { [TITLE]: 'Kept Project', 'phd:attribute:researcher': link(person) }, [COMMON])).ref;
+  const reads = ctx.svc.engines.reads;
+  const objectReads: string[] = [];
+  const get = reads.get.bind(reads);
+  const getMany = reads.getMany.bind(reads);
+  reads.get = (async (collection: string, id: string) => {
+    objectReads.push(id);
+    return get(collection, id);
+  }) as typeof reads.get;
+  reads.getMany = (async (collection: string, ids: readonly string[]) => {
+    objectReads.push(...ids);
+    return getMany(collection, ids);
+  }) as typeof reads.getMany;
+  try {
+    const access: ReadAccess = { all: false, labels: new Set([COMMON]) };
+    const first = await getObjectJson(ctx.deps, project, 'NONE', access);
+    assert.ok(first.includes('Ada Researcher'));
+    for (let i = 0; i < 3; i++) {
+      assert.is((await patchObject(ctx.svc, other, { attributes: { [TITLE]: `Other Department ${i}` } })).status, 200);
+      objectReads.length = 0;
+      assert.is(await getObjectJson(ctx.deps, project, 'NONE', access), first);
+      // Before: the objects read model moved, so the caches were emptied and both read again.
+      assert.equal(objectReads, [], `read again after a write to another object: ${objectReads.join(' ')}`);
+    }
+    // The researcher renamed: the project's document is kept, its answer is not.
+    assert.is((await patchObject(ctx.svc, person, { attributes: { [TITLE]: 'Ada Renamed' } })).status, 200);
+    objectReads.length = 0;
+    const renamed = await getObjectJson(ctx.deps, project, 'NONE', access);
+    assert.ok(renamed.includes('Ada Renamed'), renamed);
+    assert.equal(objectReads, [person]);
+    // Relabelled out of the caller's reach: its title goes from the answer.
+    assert.is((await patchObject(ctx.svc, person, { labels: { add: [SECRET], remove: [COMMON] } })).status, 200);
+    const hidden = await getObjectJson(ctx.deps, project, 'NONE', access);
+    assert.not.ok(hidden.includes('Ada Renamed'), hidden);
+    assert.ok((await getObjectJson(ctx.deps, project, 'NONE', ALL)).includes('Ada Renamed'));
+    // The project itself changed: read again.
+    assert.is((await patchObject(ctx.svc, project, { attributes: { [TITLE]: 'Kept Project, renamed' } })).status, 200);
+    objectReads.length = 0;
+    assert.ok((await getObjectJson(ctx.deps, project, 'NONE', access)).includes('Kept Project, renamed'));
+    assert.equal(objectReads, [project]);
+  } finally {
+    reads.get = get;
+    reads.getMany = getMany;
+  }
+});
+
 test('over HTTP: the same JSON as the pretty answer, as application/json, per caller', async (ctx) => {
   const path = `/api/v0-object/ref/${ctx.project}?sources=NONE`;
   for (const reader of [ctx.all, ctx.limited, ctx.all]) {

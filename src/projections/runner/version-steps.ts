@@ -1,0 +1,65 @@
+import type { WriteOp } from '../read-store.ts';
+
+/** Steps remembered: a cache further behind than this drops everything. */
+const STEPS = 64;
+/** Ids one step may name; a commit writing more (a catch-up) is remembered as "anything changed". */
+const STEP_IDS = 4096;
+
+/** The ids a step wrote or removed, by collection; undefined when they are not known. */
+type Step = { readonly version: number; readonly ids: ReadonlyMap<string, ReadonlySet<string>> | undefined };
+
+/**
+ * What each recent move of a projection's version changed: the documents its own commits wrote
+ * (by collection), or "not known" for a move this process did not make itself (another process's
+ * commit seen, a rebuild switched in, a restart). A cache of values derived from single documents
+ * then drops only the values of the documents that changed, rather than everything whenever any
+ * document did: under a writer every 100 ms, the object GET caches had been emptied ten times a
+ * second. Bounded: the last STEPS steps, each of at most STEP_IDS ids.
+ */
+export class VersionSteps {
+  private readonly steps: Step[] = [];
+
+  /** The version moved to `version` on a commit of `ops`. */
+  committed(version: number, ops: readonly WriteOp[]): void {
+    let ids: Map<string, Set<string>> | undefined = new Map();
+    if (ops.length > STEP_IDS) ids = undefined;
+    else
+      for (const op of ops) {
+        const id = op.kind === 'put' ? op.doc.id : op.id;
+        let set = ids.get(op.collection);
+        if (!set) ids.set(op.collection, (set = new Set()));
+        set.add(id);
+      }
+    this.push({ version, ids });
+  }
+
+  /** The version moved to `version` for a reason that names no documents. */
+  moved(version: number): void {
+    this.push({ version, ids: undefined });
+  }
+
+  private push(step: Step): void {
+    this.steps.push(step);
+    if (this.steps.length > STEPS) this.steps.shift();
+  }
+
+  /**
+   * The ids of `collection` changed by the steps after `version` up to `current`, or undefined when
+   * that is not known (a step names no ids, or is no longer remembered).
+   */
+  changedSince(collection: string, version: number, current: number): ReadonlySet<string> | undefined {
+    if (version === current) return new Set();
+    if (version > current) return undefined;
+    const changed = new Set<string>();
+    let next = version + 1;
+    for (const step of this.steps) {
+      if (step.version <= version) continue;
+      // A step not remembered (or versions that moved without one) between: not known.
+      if (step.version !== next || step.ids === undefined) return undefined;
+      for (const id of step.ids.get(collection) ?? []) changed.add(id);
+      if (step.version === current) return changed;
+      next++;
+    }
+    return undefined;
+  }
+}
