@@ -56,6 +56,7 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
   handles: OBJECT_EVENT_TYPES,
   // An object's events are in its own stream and touch only its document and the links from it.
   byStream: { streamPrefix: objectStream('') },
+  documentsOf: { [OBJECTS]: (recorded) => decode<ObjectEvent>(recorded).data.ref },
   async apply(recorded: RecordedEvent, docs: DocAccess) {
     const event = decode<ObjectEvent>(recorded);
     // From memory when the cache holds it: a promise per event is a visible share of a rebuild.

@@ -57,6 +57,12 @@ export interface Projector {
    * documents of the streams in hand, each written once, instead of the whole state.
    */
   readonly byStream?: { readonly streamPrefix: string };
+  /**
+   * For some of the projector's collections, the id of the one document of it that folding an event
+   * may write or remove (undefined: none). A process that sees another one's commit reads the events
+   * it folded and drops from its caches only what they name (see VersionSteps).
+   */
+  readonly documentsOf?: Readonly<Record<string, (event: RecordedEvent) => string | undefined>>;
 }
 
 export interface BatchContext {

@@ -11,7 +11,7 @@ import { fencedWrites } from './runner/fenced-writes.ts';
 import { RebuildTasks, type RebuildLauncher } from './runner/rebuild-tasks.ts';
 import { statusOf, type ProjectionStatus } from './runner/status.ts';
 import { foldingAny, Waiters } from './runner/waiters.ts';
-import { VersionSteps } from './runner/version-steps.ts';
+import { STEP_IDS, VersionSteps } from './runner/version-steps.ts';
 
 export type { ProjectionState, ProjectionStatus } from './runner/status.ts';
 export { ProjectionTimeoutError } from './runner/waiters.ts';
@@ -376,6 +376,7 @@ export class ProjectionRunner {
     const runs = [...this.running.values()].filter((r) => !r.stopped);
     const before = runs.map((r) => [r.persisted, r.storedGeneration] as const);
     const stored = await Promise.all(runs.map((r) => this.options.reads.getCheckpoint(r.projector.name)));
+    const written = await Promise.all(runs.map((r, i) => this.writtenElsewhere(r, stored[i] ?? null)));
     let moved = false;
     runs.forEach((run, i) => {
       const position = stored[i]?.position ?? 0;
@@ -384,11 +385,12 @@ export class ProjectionRunner {
       if (!run.active) {
         // A rebuild switched in at the same position moves only the generation.
         if (position === run.checkpoint && generation === run.storedGeneration) return;
+        const ids = written[i]?.from === run.checkpoint && written[i]?.to === position ? written[i]!.ids : undefined;
         run.checkpoint = position;
         run.persisted = position;
         run.folded = position;
         run.storedGeneration = generation;
-        run.steps.moved(++run.version);
+        run.steps.observed(++run.version, ids);
         moved = true;
         return;
       }
@@ -400,6 +402,34 @@ export class ProjectionRunner {
       }
     });
     if (moved) this.waiters.wake();
+  }
+
+  /**
+   * The documents another process's commits wrote, from a projection's checkpoint here to the
+   * stored one, for the collections whose documents its projector names from the events
+   * (Projector.documentsOf): read from the log, STEP_IDS events at most. Undefined where that is not
+   * known (a switch, a long way, a failed read: the caches then drop everything).
+   */
+  private async writtenElsewhere(run: Running, stored: Checkpoint | null): Promise<{ from: number; to: number; ids: Map<string, Set<string>> } | undefined> {
+    const documentsOf = run.projector.documentsOf;
+    const from = run.checkpoint;
+    const to = stored?.position ?? 0;
+    if (run.active || run.stopped || !documentsOf || to <= from || (stored?.generation ?? 0) !== run.storedGeneration) return undefined;
+    const ids = new Map(Object.keys(documentsOf).map((c) => [c, new Set<string>()]));
+    let read = 0;
+    try {
+      for await (const event of this.options.events.readAll({ after: from, maxCount: STEP_IDS + 1, ...(run.projector.handles ? { types: run.projector.handles } : {}) })) {
+        if (event.position > to) return { from, to, ids };
+        if (++read > STEP_IDS) return undefined;
+        for (const [collection, idOf] of Object.entries(documentsOf)) {
+          const id = idOf(event);
+          if (id !== undefined) ids.get(collection)!.add(id);
+        }
+      }
+    } catch {
+      return undefined;
+    }
+    return read > STEP_IDS ? undefined : { from, to, ids };
   }
 
   // ---- folding ------------------------------------------------------------------------------

@@ -2,7 +2,9 @@ import { suite } from 'uvu';
 import { BEHAVIOUR, PARENT, TITLE, TYPE } from '../../src/domain/schema.ts';
 import { objectsProjector } from '../../src/projections/objects-projector.ts';
 import { OBJECTS, OBJECT_LINKS, type LinkDoc, type ObjectDoc } from '../../src/projections/read-models.ts';
-import { decode, givenAt, projectionSpec } from '../support/projection-spec.ts';
+import { decode, givenAt, projectionSpec, recorded } from '../support/projection-spec.ts';
+import { MemoryDocs } from '../../src/projections/batch-docs.ts';
+import * as assert from 'uvu/assert';
 import { changed, created, deleted, link, relabelled, text, typeRef, undeleted } from './object-events.ts';
 
 const test = suite('projections: objects');
@@ -199,6 +201,24 @@ test('other objects are folded apart; events of other kinds are not folded at al
     { ...adaDoc, id: BOB, ref: BOB, attributes: { [TYPE]: [link(typeRef(PERSON))], [TITLE]: [text('Bob')] }, title: 'Bob', titles: ['Bob'], creationDate: givenAt(2), lastModificationDate: givenAt(2) },
   ]);
   await model.thenDocs(OBJECT_LINKS, [adaTypeLink, { ...linkDoc(BOB, TYPE, 0, typeRef(PERSON), PERSON), fromCreated: givenAt(2) }]);
+});
+
+test('documentsOf names the one object document each event writes (what other processes drop from their caches)', async () => {
+  const projector = objectsProjector(decode);
+  const state = new MemoryDocs();
+  const events = recorded([ada, dept, changed(ADA, { [JOB]: [text('Mathematician')] }), relabelled(DEPT, [ARCHIVED]), deleted(ADA), undeleted(ADA), changed(DEPT, { [PARENT]: [link(FAC2)] })]);
+  for (const event of events) {
+    const written: string[] = [];
+    const put = state.put.bind(state);
+    const del = state.delete.bind(state);
+    await projector.apply(event, {
+      get: (c, id) => state.get(c, id),
+      peek: (c, id) => state.peek(c, id),
+      put: (c, doc) => (c === OBJECTS && written.push(doc.id), put(c, doc)),
+      delete: (c, id) => (c === OBJECTS && written.push(id), del(c, id)),
+    });
+    assert.equal(written, [projector.documentsOf![OBJECTS]!(event)], event.type);
+  }
 });
 
 test.run();

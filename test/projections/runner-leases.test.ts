@@ -207,33 +207,33 @@ const lapsedLease = async (first: 'old holder folds first' | 'new holder commits
   await two.start();
   // Stopped whatever happens: a failed assertion must fail the run, not leave runners (and the run) going.
   try {
-    const firstAppend = await a.events.append('s', [counted(0)]);
-    await one.waitFor(firstAppend.position);
-    assert.is(open, 1, 'one reader while holding');
-    deaf = true;
-    await until('the standby takes the lapsed lease', async () => (await holderOf(b.reads)) === 'two');
-    resumeAt = (await a.events.headPosition()) + 20;
-    if (first === 'new holder commits first') holdAfter = resumeAt - 20;
-    const second = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(1 + i)));
-    assert.is(second.position, resumeAt);
-    await two.waitFor(second.position, { timeoutMs: 10_000 });
-    if (first === 'new holder commits first') {
-      // Its reader is held up before the new events: it can only learn from the stored checkpoint.
-      await until('the old holder stands by', () => logged.some((l) => l.includes('standing by')));
-      released = true;
-    }
-    await until('the old holder closes its reader', () => open === 0);
-    const conflictsThen = conflicts;
-    if (first === 'old holder folds first') assert.is(conflictsThen, 1, 'its one commit is refused');
-    else assert.is(conflictsThen, 0, 'it stood by without trying to commit');
-    assert.equal((await one.status())[0]?.lease, { owner: 'two', here: false });
-    // Standing by: it neither folds nor retries, and it follows the new holder's checkpoints.
-    const third = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(21 + i)));
-    await one.waitFor(third.position, { timeoutMs: 10_000 });
-    await new Promise((r) => setTimeout(r, 300));
-    assert.is(conflicts, conflictsThen, 'no retries while standing by');
-    assert.is(open, 0);
-    assert.equal((await b.reads.get<Tally>('tallies', 's'))?.seq, Array.from({ length: 41 }, (_, i) => i));
+      const firstAppend = await a.events.append('s', [counted(0)]);
+      await one.waitFor(firstAppend.position);
+      assert.is(open, 1, 'one reader while holding');
+      deaf = true;
+      await until('the standby takes the lapsed lease', async () => (await holderOf(b.reads)) === 'two');
+      resumeAt = (await a.events.headPosition()) + 20;
+      if (first === 'new holder commits first') holdAfter = resumeAt - 20;
+      const second = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(1 + i)));
+      assert.is(second.position, resumeAt);
+      await two.waitFor(second.position, { timeoutMs: 10_000 });
+      if (first === 'new holder commits first') {
+        // Its reader is held up before the new events: it can only learn from the stored checkpoint.
+        await until('the old holder stands by', () => logged.some((l) => l.includes('standing by')));
+        released = true;
+      }
+      await until('the old holder closes its reader', () => open === 0);
+      const conflictsThen = conflicts;
+      if (first === 'old holder folds first') assert.is(conflictsThen, 1, 'its one commit is refused');
+      else assert.is(conflictsThen, 0, 'it stood by without trying to commit');
+      assert.equal((await one.status())[0]?.lease, { owner: 'two', here: false });
+      // Standing by: it neither folds nor retries, and it follows the new holder's checkpoints.
+      const third = await b.events.append('s', Array.from({ length: 20 }, (_, i) => counted(21 + i)));
+      await one.waitFor(third.position, { timeoutMs: 10_000 });
+      await new Promise((r) => setTimeout(r, 300));
+      assert.is(conflicts, conflictsThen, 'no retries while standing by');
+      assert.is(open, 0);
+      assert.equal((await b.reads.get<Tally>('tallies', 's'))?.seq, Array.from({ length: 41 }, (_, i) => i));
   } finally {
     deaf = false;
     released = true;
@@ -285,6 +285,38 @@ test('a checkpoint advanced by events that change nothing is stored soon, so fol
   await follower.stop();
   await holder.stop();
   await close();
+});
+
+test('a follower knows which documents the holder wrote where the projector names them from the events, and nothing where it does not', async () => {
+  const { node, close } = setup();
+  const a = node();
+  const b = node();
+  const named: Projector = { ...tally(), documentsOf: { tallies: (e) => e.stream } };
+  const holder = runner(a, 'projector', { projectors: [named] });
+  await holder.start();
+  const follower = runner(b, 'api', { fold: false, projectors: [named] });
+  const blind = runner(node(), 'api', { fold: false });
+  await follower.start();
+  await blind.start();
+  try {
+  const first = await a.events.append('s1', [counted(0)]);
+  for (const r of [follower, blind]) await r.waitFor(first.position, { timeoutMs: 10_000, projections: ['tally'] });
+  const since = follower.version('tally');
+  const blindSince = blind.version('tally');
+  const second = await a.events.append('s2', [counted(1), counted(2)]);
+  await a.events.append('other', [{ type: 'Ignored', data: {} }]);
+  const third = await a.events.append('s3', [counted(3)]);
+  for (const r of [follower, blind]) await r.waitFor(third.position, { timeoutMs: 10_000, projections: ['tally'] });
+  assert.ok(follower.version('tally') > since, 'the follower saw the checkpoint move');
+  assert.ok(second.position < third.position);
+  // Before: every move seen from another process was "anything may have changed".
+  assert.equal([...(follower.changedSince('tally', 'tallies', since) ?? ['not known'])].sort(), ['s2', 's3']);
+  assert.is(follower.changedSince('tally', 'other-collection', since), undefined);
+  assert.is(blind.changedSince('tally', 'tallies', blindSince), undefined, 'a projector that names nothing: not known');
+  } finally {
+    for (const r of [follower, blind, holder]) await r.stop();
+    await close();
+  }
 });
 
 test.run();

@@ -3,15 +3,18 @@ import type { WriteOp } from '../read-store.ts';
 /** Steps remembered: a cache further behind than this drops everything. */
 const STEPS = 64;
 /** Ids one step may name; a commit writing more (a catch-up) is remembered as "anything changed". */
-const STEP_IDS = 4096;
+export const STEP_IDS = 4096;
 
-/** The ids a step wrote or removed, by collection; undefined when they are not known. */
-type Step = { readonly version: number; readonly ids: ReadonlyMap<string, ReadonlySet<string>> | undefined };
+/**
+ * The ids a step wrote or removed, by collection; undefined when they are not known. Where `every`
+ * is false only the collections in `ids` are known (the others may have changed anyhow).
+ */
+type Step = { readonly version: number; readonly ids: ReadonlyMap<string, ReadonlySet<string>> | undefined; readonly every: boolean };
 
 /**
  * What each recent move of a projection's version changed: the documents its own commits wrote
- * (by collection), or "not known" for a move this process did not make itself (another process's
- * commit seen, a rebuild switched in, a restart). A cache of values derived from single documents
+ * (by collection), those another process's commits wrote where the projector names them from the
+ * events (Projector.documentsOf), or "not known" (a rebuild switched in, a restart). A cache of values derived from single documents
  * then drops only the values of the documents that changed, rather than everything whenever any
  * document did: under a writer every 100 ms, the object GET caches had been emptied ten times a
  * second. Bounded: the last STEPS steps, each of at most STEP_IDS ids.
@@ -30,12 +33,22 @@ export class VersionSteps {
         if (!set) ids.set(op.collection, (set = new Set()));
         set.add(id);
       }
-    this.push({ version, ids });
+    this.push({ version, ids, every: true });
+  }
+
+  /**
+   * The version moved to `version` on another process's commit, of which the documents of the
+   * collections in `ids` are known (the others are not). Undefined: none is known.
+   */
+  observed(version: number, ids: ReadonlyMap<string, ReadonlySet<string>> | undefined): void {
+    let count = 0;
+    for (const set of ids?.values() ?? []) count += set.size;
+    this.push({ version, ids: count > STEP_IDS ? undefined : ids, every: false });
   }
 
   /** The version moved to `version` for a reason that names no documents. */
   moved(version: number): void {
-    this.push({ version, ids: undefined });
+    this.push({ version, ids: undefined, every: false });
   }
 
   private push(step: Step): void {
@@ -56,7 +69,9 @@ export class VersionSteps {
       if (step.version <= version) continue;
       // A step not remembered (or versions that moved without one) between: not known.
       if (step.version !== next || step.ids === undefined) return undefined;
-      for (const id of step.ids.get(collection) ?? []) changed.add(id);
+      const ids = step.ids.get(collection);
+      if (ids === undefined && !step.every) return undefined;
+      for (const id of ids ?? []) changed.add(id);
       if (step.version === current) return changed;
       next++;
     }

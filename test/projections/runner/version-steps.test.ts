@@ -38,6 +38,19 @@ test('a move that names nothing, a gap, or a version not yet reached: not known'
   assert.is(gaps.changedSince('objects', 6, 5), undefined);
 });
 
+test("another process's commit: known for the collections named, not for the others", () => {
+  const steps = new VersionSteps();
+  steps.committed(1, [put('objects', 'a'), put('links', 'x')]);
+  steps.observed(2, new Map([['objects', new Set(['b'])]]));
+  assert.equal([...steps.changedSince('objects', 0, 2)!].sort(), ['a', 'b']);
+  assert.is(steps.changedSince('links', 0, 2), undefined);
+  assert.equal([...steps.changedSince('links', 0, 1)!], ['x']);
+  steps.observed(3, undefined);
+  assert.is(steps.changedSince('objects', 2, 3), undefined);
+  steps.observed(4, new Map([['objects', new Set(Array.from({ length: 5000 }, (_, i) => `o${i}`))]]));
+  assert.is(steps.changedSince('objects', 3, 4), undefined, 'too many ids: not kept');
+});
+
 test('bounded: old steps are forgotten, and a large commit names nothing', () => {
   const steps = new VersionSteps();
   for (let v = 1; v <= 100; v++) steps.committed(v, [put('objects', `d${v}`)]);
