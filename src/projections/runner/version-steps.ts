@@ -4,6 +4,8 @@ import type { WriteOp } from '../read-store.ts';
 const STEPS = 64;
 /** Ids one step may name; a commit writing more (a catch-up) is remembered as "anything changed". */
 export const STEP_IDS = 4096;
+/** Ids all the steps kept may name together (each runner keeps its own: a few hundred kilobytes at most). */
+const KEPT_IDS = 2 * STEP_IDS;
 
 /**
  * The ids a step wrote or removed, by collection; undefined when they are not known. Where `every`
@@ -17,10 +19,12 @@ type Step = { readonly version: number; readonly ids: ReadonlyMap<string, Readon
  * events (Projector.documentsOf), or "not known" (a rebuild switched in, a restart). A cache of values derived from single documents
  * then drops only the values of the documents that changed, rather than everything whenever any
  * document did: under a writer every 100 ms, the object GET caches had been emptied ten times a
- * second. Bounded: the last STEPS steps, each of at most STEP_IDS ids.
+ * second. Bounded: the last STEPS steps, each of at most STEP_IDS ids, KEPT_IDS in all.
  */
 export class VersionSteps {
   private readonly steps: Step[] = [];
+  /** Ids named by the steps kept. */
+  private ids = 0;
 
   /** The version moved to `version` on a commit of `ops`. */
   committed(version: number, ops: readonly WriteOp[]): void {
@@ -53,7 +57,8 @@ export class VersionSteps {
 
   private push(step: Step): void {
     this.steps.push(step);
-    if (this.steps.length > STEPS) this.steps.shift();
+    this.ids += countOf(step);
+    while (this.steps.length > STEPS || (this.ids > KEPT_IDS && this.steps.length > 1)) this.ids -= countOf(this.steps.shift()!);
   }
 
   /**
@@ -78,3 +83,9 @@ export class VersionSteps {
     return undefined;
   }
 }
+
+const countOf = (step: Step): number => {
+  let n = 0;
+  for (const set of step.ids?.values() ?? []) n += set.size;
+  return n;
+};

@@ -58,6 +58,11 @@ test('bounded: old steps are forgotten, and a large commit names nothing', () =>
   assert.equal([...steps.changedSince('objects', 98, 100)!], ['d99', 'd100']);
   steps.committed(101, Array.from({ length: 5000 }, (_, i) => put('objects', `big${i}`)));
   assert.is(steps.changedSince('objects', 100, 101), undefined);
+  // Large steps push older ones out sooner: 8,192 ids in all.
+  const large = new VersionSteps();
+  for (let v = 1; v <= 3; v++) large.committed(v, Array.from({ length: 4000 }, (_, i) => put('objects', `v${v}-${i}`)));
+  assert.is(large.changedSince('objects', 0, 3), undefined);
+  assert.is(large.changedSince('objects', 1, 3)!.size, 8000);
 });
 
 test('a versioned cache drops only the changed keys where they are known, everything where not', () => {
