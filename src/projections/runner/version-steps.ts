@@ -16,10 +16,11 @@ type Step = { readonly version: number; readonly ids: ReadonlyMap<string, Readon
 /**
  * What each recent move of a projection's version changed: the documents its own commits wrote
  * (by collection), those another process's commits wrote where the projector names them from the
- * events (Projector.documentsOf), or "not known" (a rebuild switched in, a restart). A cache of values derived from single documents
- * then drops only the values of the documents that changed, rather than everything whenever any
- * document did: under a writer every 100 ms, the object GET caches had been emptied ten times a
- * second. Bounded: the last STEPS steps, each of at most STEP_IDS ids, KEPT_IDS in all.
+ * events (Projector.documentsOf), or "not known" (a rebuild switched in, a restart). A cache of
+ * values derived from single documents then drops only the values of the documents that changed,
+ * rather than everything whenever any document did: under a writer every 100 ms, the object GET
+ * caches had been emptied ten times a second. Bounded: the last STEPS steps, each of at most
+ * STEP_IDS ids, KEPT_IDS in all.
  */
 export class VersionSteps {
   private readonly steps: Step[] = [];
