@@ -429,7 +429,7 @@ export class ProjectionRunner {
     } catch {
       return undefined;
     }
-    return read > STEP_IDS ? undefined : { from, to, ids };
+    return { from, to, ids };
   }
 
   // ---- folding ------------------------------------------------------------------------------

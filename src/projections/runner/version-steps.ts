@@ -29,16 +29,7 @@ export class VersionSteps {
 
   /** The version moved to `version` on a commit of `ops`. */
   committed(version: number, ops: readonly WriteOp[]): void {
-    let ids: Map<string, Set<string>> | undefined = new Map();
-    if (ops.length > STEP_IDS) ids = undefined;
-    else
-      for (const op of ops) {
-        const id = op.kind === 'put' ? op.doc.id : op.id;
-        let set = ids.get(op.collection);
-        if (!set) ids.set(op.collection, (set = new Set()));
-        set.add(id);
-      }
-    this.push({ version, ids, every: true });
+    this.push({ version, ids: ops.length > STEP_IDS ? undefined : idsOf(ops), every: true });
   }
 
   /**
@@ -46,9 +37,7 @@ export class VersionSteps {
    * collections in `ids` are known (the others are not). Undefined: none is known.
    */
   observed(version: number, ids: ReadonlyMap<string, ReadonlySet<string>> | undefined): void {
-    let count = 0;
-    for (const set of ids?.values() ?? []) count += set.size;
-    this.push({ version, ids: count > STEP_IDS ? undefined : ids, every: false });
+    this.push({ version, ids: countOf(ids) > STEP_IDS ? undefined : ids, every: false });
   }
 
   /** The version moved to `version` for a reason that names no documents. */
@@ -58,8 +47,8 @@ export class VersionSteps {
 
   private push(step: Step): void {
     this.steps.push(step);
-    this.ids += countOf(step);
-    while (this.steps.length > STEPS || (this.ids > KEPT_IDS && this.steps.length > 1)) this.ids -= countOf(this.steps.shift()!);
+    this.ids += countOf(step.ids);
+    while (this.steps.length > STEPS || (this.ids > KEPT_IDS && this.steps.length > 1)) this.ids -= countOf(this.steps.shift()!.ids);
   }
 
   /**
@@ -85,8 +74,18 @@ export class VersionSteps {
   }
 }
 
-const countOf = (step: Step): number => {
+const idsOf = (ops: readonly WriteOp[]): Map<string, Set<string>> => {
+  const ids = new Map<string, Set<string>>();
+  for (const op of ops) {
+    let set = ids.get(op.collection);
+    if (!set) ids.set(op.collection, (set = new Set()));
+    set.add(op.kind === 'put' ? op.doc.id : op.id);
+  }
+  return ids;
+};
+
+const countOf = (ids: Step['ids']): number => {
   let n = 0;
-  for (const set of step.ids?.values() ?? []) n += set.size;
+  for (const set of ids?.values() ?? []) n += set.size;
   return n;
 };
