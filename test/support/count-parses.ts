@@ -15,3 +15,22 @@ export const countingParses = async <T>(mark: string, body: (count: () => number
     JSON.parse = parse;
   }
 };
+
+/**
+ * Runs `body` with Buffer's toString counting the strings it makes that hold `mark`: a document's
+ * text made a string of its own (test documents carry it; the service's own text does not).
+ */
+export const countingTexts = async <T>(mark: string, body: (count: () => number) => T | Promise<T>): Promise<T> => {
+  const toString = Buffer.prototype.toString;
+  let n = 0;
+  Buffer.prototype.toString = function (this: Buffer, ...args: Parameters<Buffer['toString']>) {
+    const text = toString.apply(this, args);
+    if (text.includes(mark)) n++;
+    return text;
+  } as Buffer['toString'];
+  try {
+    return await body(() => n);
+  } finally {
+    Buffer.prototype.toString = toString;
+  }
+};

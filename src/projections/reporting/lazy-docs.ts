@@ -1,6 +1,7 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import type { Doc } from '../read-store.ts';
 import { withId } from './snapshot-chunks.ts';
+import type { TextBlock } from './text-block.ts';
 import { noPause, type Pause } from '../projector.ts';
 
 /** Documents read (parsed where they are not yet) between two pauses. */
@@ -12,8 +13,10 @@ const COPY_SLICE = 4096;
  * One collection of a fold state loaded from a snapshot: documents kept as their JSON text until
  * first read, then parsed once. An answer "as at" an instant reads the rows and the objects they
  * mention, a fraction of the state it loads; parsing everything was most of what loading cost.
- * Iterating parses whatever is left. Each unparsed text is a string of its own (not a slice of a
- * larger one), so what the map weighs is its documents and those texts (`unparsedChars`).
+ * Iterating parses whatever is left. An unparsed text is a string of its own (never a slice of a
+ * larger one) or a text of a TextBlock, made a string when read; what the map weighs is its
+ * documents and those texts (`unparsedChars`). A block's parsed texts stay until the last of its
+ * documents is parsed or dropped: that count leaves them out.
  */
 export class LazyDocMap extends Map<string, Doc> {
   /**
@@ -65,22 +68,31 @@ export class LazyDocMap extends Map<string, Doc> {
 
   /** A document as JSON text (without its id member when `idless`). */
   setRaw(id: string, json: string, idless = false): void {
+    this.setCell(id, { json, block: undefined, index: 0, chars: json.length, idless, doc: undefined, part: undefined });
+  }
+
+  /** A document as the `index`th text of `block` (see setRaw). */
+  setText(id: string, block: TextBlock, index: number, idless = false): void {
+    this.setCell(id, { json: undefined, block, index, chars: block.size(index), idless, doc: undefined, part: undefined });
+  }
+
+  private setCell(id: string, cell: Cell): void {
     super.delete(id);
     if (this.base !== undefined) this.removed.delete(id);
-    this.putRaw(id, { json, idless });
+    this.putRaw(id, cell);
   }
 
   private putRaw(id: string, cell: Cell): void {
     this.dropRaw(id);
     this.raw.set(id, cell);
-    this.rawChars += cell.json.length;
+    this.rawChars += cell.chars;
   }
 
   private dropRaw(id: string): boolean {
     const cell = this.raw.get(id);
     if (cell === undefined) return false;
     this.raw.delete(id);
-    this.rawChars -= cell.json.length;
+    this.rawChars -= cell.chars;
     return true;
   }
 
@@ -101,7 +113,7 @@ export class LazyDocMap extends Map<string, Doc> {
     if (doc !== undefined) return doc;
     const cell = this.raw.get(id);
     if (cell === undefined) return this.baseShows(id) ? this.base!.get(id) : undefined;
-    const parsed = (cell.doc ??= JSON.parse(cell.idless ? withId(id, cell.json) : cell.json) as Doc);
+    const parsed = cell.doc ?? parse(id, cell);
     this.dropRaw(id);
     super.set(id, parsed);
     return parsed;
@@ -151,7 +163,7 @@ export class LazyDocMap extends Map<string, Doc> {
     const cell = this.raw.get(id);
     if (cell === undefined) return this.baseShows(id) ? this.base!.part(id, fromJson, fromDoc) : undefined;
     if (cell.doc !== undefined) return fromDoc(cell.doc);
-    return (cell.part ??= fromJson(cell.json)) as P;
+    return (cell.part ??= fromJson(textOf(cell))) as P;
   }
 
   /** Every id, parsing nothing (a view takes in what its base shows first). */
@@ -218,8 +230,22 @@ export class LazyDocMap extends Map<string, Doc> {
   }
 }
 
-/** A document's JSON text, the document once some copy has parsed it, and what `part` made of the text. */
-type Cell = { readonly json: string; readonly idless: boolean; doc?: Doc; part?: unknown };
+/**
+ * A document's JSON text (a string, or a text of a block) until some copy parses it, then the
+ * document; its size, and what `part` made of the text.
+ */
+type Cell = { json: string | undefined; block: TextBlock | undefined; readonly index: number; readonly chars: number; readonly idless: boolean; doc: Doc | undefined; part: unknown };
+
+const textOf = (cell: Cell): string => cell.json ?? cell.block!.text(cell.index);
+
+/** Parses a cell's text for every copy sharing it, and lets the text go. */
+const parse = (id: string, cell: Cell): Doc => {
+  const text = textOf(cell);
+  cell.doc = JSON.parse(cell.idless ? withId(id, text) : text) as Doc;
+  cell.json = undefined;
+  cell.block = undefined;
+  return cell.doc;
+};
 
 /** The collection `name` of `state` as a LazyDocMap (one is put in its place if it holds another kind of map). */
 export const lazyCollection = (state: MemoryDocs, name: string): LazyDocMap => {

@@ -2,6 +2,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, brotliDecompress, constants } from 'node:zlib';
 import { isAscii } from 'node:buffer';
 import type { Doc } from '../read-store.ts';
+import { TextBlock } from './text-block.ts';
 
 /**
  * How a snapshot chunk's entries are stored (`f: 4`): runs of entries of one collection, each run a
@@ -133,6 +134,10 @@ export interface RawRun {
   readonly idless: boolean;
   json(i: number): string | undefined;
   readonly docs?: readonly (Doc | null)[];
+  /** Runs of text: whether an entry removes its document, without making its text a string. */
+  removed?(i: number): boolean;
+  /** Runs of text: the texts of the entries at `indexes` (none removed), in that order, copied into a block. */
+  cut?(indexes: readonly number[]): TextBlock;
 }
 
 /**
@@ -161,6 +166,11 @@ class ChunkBytes {
 
   text(start: number, end: number): string {
     return this.bytes.toString(this.encoding, start, end);
+  }
+
+  /** The texts at `ranges` (start and end of each, in turn), copied out (see TextBlock). */
+  block(ranges: readonly number[]): TextBlock {
+    return TextBlock.copy(this.bytes, this.encoding, ranges);
   }
 }
 
@@ -205,7 +215,22 @@ const textRuns = (chunk: ChunkBytes): RawRun[] => {
       line();
     }
     starts[count] = at;
-    runs.push({ collection, ids, idless: true, json: (i) => chunk.text(starts[i]!, starts[i + 1]! - 1) });
+    const end = (i: number) => starts[i + 1]! - 1;
+    runs.push({
+      collection,
+      ids,
+      idless: true,
+      json: (i) => chunk.text(starts[i]!, end(i)),
+      removed: (i) => end(i) === starts[i],
+      cut: (indexes) => {
+        const ranges = new Array<number>(2 * indexes.length);
+        for (let j = 0; j < indexes.length; j++) {
+          ranges[2 * j] = starts[indexes[j]!]!;
+          ranges[2 * j + 1] = end(indexes[j]!);
+        }
+        return chunk.block(ranges);
+      },
+    });
   }
   return runs;
 };

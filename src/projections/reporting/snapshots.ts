@@ -173,21 +173,32 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
       let done = seen.get(run.collection);
       if (!done) seen.set(run.collection, (done = new Set()));
       const target = lazyCollection(docs, run.collection);
+      // Entries of a run of text kept as text, copied together once the run is read (see TextBlock).
+      const kept: number[] = [];
       for (let k = 0; k < run.ids.length; k++) {
         const id = run.ids[k]!;
         const before = done.size;
         done.add(id);
         if (done.size === before) continue;
-        const json = run.json(k);
-        if (json !== undefined) {
-          if (json === '') target.delete(id);
-          else target.setRaw(id, json, run.idless);
+        if (run.removed) {
+          if (run.removed(k)) target.delete(id);
+          else kept.push(k);
         } else {
-          const doc = run.docs?.[k];
-          if (doc) target.set(id, doc);
-          else target.delete(id);
+          const json = run.json(k);
+          if (json !== undefined) {
+            if (json === '') target.delete(id);
+            else target.setRaw(id, json, run.idless);
+          } else {
+            const doc = run.docs?.[k];
+            if (doc) target.set(id, doc);
+            else target.delete(id);
+          }
         }
         if (++applied % APPLY_SLICE === 0) await pause();
+      }
+      if (kept.length > 0) {
+        const block = run.cut!(kept);
+        for (let j = 0; j < kept.length; j++) target.setText(run.ids[kept[j]!]!, block, j, run.idless);
       }
     }
   }

@@ -12,7 +12,7 @@ import { eachDoc } from '../../../src/projections/reporting/lazy-docs.ts';
 import { ParsedSnapshotCache } from '../../../src/projections/reporting/parsed-snapshots.ts';
 import { seededRandom } from '../../../bench/support.ts';
 import { openSnapshotStore, snapshotStoreSuite } from '../../support/snapshot-store.ts';
-import { countingParses } from '../../support/count-parses.ts';
+import { countingParses, countingTexts } from '../../support/count-parses.ts';
 
 const test = snapshotStoreSuite('snapshot lazy load', 'svc-snapshot-lazy');
 const open = openSnapshotStore;
@@ -75,6 +75,31 @@ test('documents are parsed when read, overridden versions never; the state reads
       assert.equal(new Map([...got].sort(([a], [b]) => a.localeCompare(b))), new Map([...docs].sort(([a], [b]) => a.localeCompare(b))), collection);
     }
     assert.is(parsed(), [...state.values()].reduce((n, m) => n + m.size, 0), 'each document parsed once, older versions never');
+  });
+});
+
+/**
+ * Each document's text stays where the chunk was decompressed to (off the heap) until it is read:
+ * as strings, a state's texts were what the collector copied while a chain loaded, for documents
+ * an answer mostly never reads.
+ */
+test("loading makes no string of a document's text; reading one makes its own", async (ctx) => {
+  const reads = await open(ctx);
+  const snapshots = withSnapshots(fold, 1);
+  const docs = Array.from({ length: 300 }, (_, i) => doc('objects', i, 0));
+  await snapshots.afterBatch!({ reads, last: event(10), changes: docs.map((d) => ({ kind: 'put', collection: 'objects', doc: d }) as WriteOp), state: async () => [docs] });
+  const changed = docs.slice(0, 40).map((d) => ({ ...d, version: 1 }));
+  await snapshots.afterBatch!({ reads, last: event(20), changes: [...changed.map((d) => ({ kind: 'put', collection: 'objects', doc: d }) as WriteOp), { kind: 'delete', collection: 'objects', id: 'o299' }], state: async () => [[...changed, ...docs.slice(40, 299)]] });
+  const meta = (await latestSnapshot(reads, 'lazy'))!;
+  assert.is(meta.chain.length, 2);
+  await countingTexts(MARK, async (texts) => {
+    const loaded = await loadSnapshot(reads, new ParsedSnapshotCache(64 * 2 ** 20), meta);
+    assert.is(texts(), 0, 'no document text made a string by loading');
+    assert.equal(await loaded.get('objects', 'o3'), changed[3]);
+    assert.equal(await loaded.get('objects', 'o100'), docs[100]);
+    assert.is(await loaded.get('objects', 'o299'), null);
+    assert.is(texts(), 2, 'one string per document read');
+    assert.is(loaded.collections.get('objects')!.size, 299);
   });
 });
 
