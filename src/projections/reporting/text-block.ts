@@ -25,12 +25,9 @@ export class TextBlock {
     for (let i = 0; i < count; i++) ends[i] = size += ranges[2 * i + 1]! - ranges[2 * i]!;
     // Not from Buffer's shared pool: a small block would keep the pool's other users' bytes alive.
     const bytes = Buffer.allocUnsafeSlow(size);
-    for (let i = 0; i < count; i++) source.copy(bytes, i ? ends[i - 1]! : 0, ranges[2 * i]!, ranges[2 * i + 1]!);
-    return new TextBlock(bytes, ends, encoding);
-  }
-
-  get count(): number {
-    return this.ends.length;
+    const block = new TextBlock(bytes, ends, encoding);
+    for (let i = 0; i < count; i++) source.copy(bytes, block.start(i), ranges[2 * i]!, ranges[2 * i + 1]!);
+    return block;
   }
 
   /** The `i`th text, made a string. */
