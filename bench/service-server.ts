@@ -8,13 +8,14 @@
  * carries only one JSON line `{url, pid, adminToken, startMs}` once it listens. Stops on SIGTERM or
  * when stdin closes (so `--cpu-prof` profiles are written on a normal exit).
  */
-import { pino } from 'pino';
 import { loadConfig } from '../src/config/config.ts';
 import { startService } from '../src/app/service.ts';
+import { serviceLogger } from '../src/app/log-destination.ts';
 
 const t0 = performance.now();
 const config = loadConfig({ ...process.env, PORT: '0', SVC_HOST: '127.0.0.1' });
-const logger = pino({ level: config.logLevel }, pino.destination({ dest: process.env.BENCH_LOG_FILE ?? '/dev/null', sync: false }));
+// The service's own logger (as `npm start` makes it), to the bench's file instead of standard output.
+const logger = serviceLogger(config.logLevel, process.env.BENCH_LOG_FILE ?? '/dev/null');
 const service = await startService(config, { logger });
 process.stdout.write(`${JSON.stringify({ url: service.url, pid: process.pid, adminToken: service.adminToken, startMs: Math.round(performance.now() - t0) })}\n`);
 

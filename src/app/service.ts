@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { serviceLogger } from './log-destination.ts';
 import { resolveAdminToken } from './admin-token.ts';
 import type { Config } from '../config/config.ts';
 import { openEngines, SERVING_CHECKPOINT_MS, type Engines } from './engines.ts';
@@ -41,7 +42,7 @@ export interface ServiceOptions {
 }
 
 export const startService = async (config: Config, options: ServiceOptions = {}): Promise<Service> => {
-  const logger = options.logger ?? pino({ level: config.logLevel });
+  const logger = options.logger ?? serviceLogger(config.logLevel);
   // Everything under the data directory is the service's alone (databases, secrets, files).
   ensurePrivateDirectory(config.dataDir);
   if (config.role === 'projector') return startProjector(config, logger, options);

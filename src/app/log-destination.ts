@@ -1,0 +1,65 @@
+import { openSync } from 'node:fs';
+import { pino, type DestinationStream, type Logger } from 'pino';
+
+/** What the lines are handed to once per turn: pino's own destination (sonic-boom), or a test's. */
+export interface LineSink {
+  write(chunk: string): unknown;
+  flush?(cb: (err?: Error) => void): void;
+  flushSync?(): void;
+}
+
+/**
+ * The service's log destination: the lines logged during one turn of the event loop are joined and
+ * handed on as one write when the turn ends. A busy service logs a line per request, many per turn;
+ * handed on one by one, each line cost sonic-boom a copy of everything still waiting to be written
+ * (it appends to one string and measures it in bytes each time) and, when nothing was waiting, a
+ * write of its own through libuv's thread pool. Lines keep their order, and the ones of the last turn
+ * are written when the process exits (a `kill -9` loses at most those).
+ */
+export class TurnBatchedDestination implements DestinationStream {
+  private lines: string[] = [];
+  private scheduled = false;
+
+  constructor(private readonly sink: LineSink) {}
+
+  write(line: string): void {
+    this.lines.push(line);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(this.handOn);
+  }
+
+  /** For pino's `logger.flush(cb)`: the lines logged so far are handed on, and `cb` hears when they are written. */
+  flush(cb?: (err?: Error) => void): void {
+    this.handOn();
+    if (this.sink.flush) this.sink.flush(cb ?? (() => {}));
+    else cb?.();
+  }
+
+  private readonly handOn = (): void => {
+    this.scheduled = false;
+    if (this.lines.length === 0) return;
+    const chunk = this.lines.length === 1 ? this.lines[0]! : this.lines.join('');
+    this.lines = [];
+    this.sink.write(chunk);
+  };
+
+  /** For pino's `logger.flush()` and its final writes: everything logged is written before it returns. */
+  flushSync(): void {
+    this.handOn();
+    this.sink.flushSync?.();
+  }
+}
+
+/**
+ * A logger at `level` writing to `dest` (standard output by default, or a file it appends to) through a
+ * TurnBatchedDestination over pino's asynchronous destination, as pino writes to standard output by
+ * default: a log reader that falls behind makes lines wait in memory, never the service. The file is
+ * opened at once, so that lines logged by a process about to exit can still be written.
+ */
+export const serviceLogger = (level: string, dest: number | string = 1): Logger => {
+  const fd = typeof dest === 'number' ? dest : openSync(dest, 'a');
+  const destination = new TurnBatchedDestination(pino.destination({ dest: fd, sync: false }));
+  process.once('exit', () => destination.flushSync());
+  return pino({ level }, destination);
+};
