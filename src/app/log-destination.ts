@@ -1,10 +1,11 @@
-import { openSync } from 'node:fs';
+import { openSync, writeSync } from 'node:fs';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 /** What the lines are handed to once per turn: pino's own destination (sonic-boom), or a test's. */
 export interface LineSink {
   write(chunk: string): unknown;
   flush?(cb: (err?: Error) => void): void;
+  /** Writes what the sink holds before returning (a write it has under way may still be pending). */
   flushSync?(): void;
 }
 
@@ -20,7 +21,11 @@ export class TurnBatchedDestination implements DestinationStream {
   private lines: string[] = [];
   private scheduled = false;
 
-  constructor(private readonly sink: LineSink) {}
+  constructor(
+    private readonly sink: LineSink,
+    /** Writes a chunk before returning, bypassing the sink: for the lines still waiting when the process exits. */
+    private readonly writeSync: (chunk: string) => void,
+  ) {}
 
   write(line: string): void {
     this.lines.push(line);
@@ -37,19 +42,42 @@ export class TurnBatchedDestination implements DestinationStream {
   }
 
   private readonly handOn = (): void => {
-    this.scheduled = false;
-    if (this.lines.length === 0) return;
-    const chunk = this.lines.length === 1 ? this.lines[0]! : this.lines.join('');
-    this.lines = [];
-    this.sink.write(chunk);
+    const chunk = this.take();
+    if (chunk !== undefined) this.sink.write(chunk);
   };
 
-  /** For pino's `logger.flush()` and its final writes: everything logged is written before it returns. */
+  private take(): string | undefined {
+    this.scheduled = false;
+    if (this.lines.length === 0) return undefined;
+    const chunk = this.lines.length === 1 ? this.lines[0]! : this.lines.join('');
+    this.lines = [];
+    return chunk;
+  }
+
+  /**
+   * For an exiting process: what the sink holds is written, then the lines still waiting, both before
+   * this returns. (Handed to an asynchronous sink, they would wait for a thread the exit does not wait for.)
+   */
   flushSync(): void {
-    this.handOn();
-    this.sink.flushSync?.();
+    const chunk = this.take();
+    try {
+      this.sink.flushSync?.();
+    } catch {
+      // A sink that cannot write any more (closed, its reader gone): the lines waiting still get their try.
+    }
+    if (chunk !== undefined) this.writeSync(chunk);
   }
 }
+
+/** Writes all of `text` (a pipe may take part of it at a time); gives up on an error, as an exiting process cannot wait. */
+const writeAll = (fd: number, text: string): void => {
+  let bytes = Buffer.from(text);
+  try {
+    while (bytes.length > 0) bytes = bytes.subarray(writeSync(fd, bytes));
+  } catch {
+    // EAGAIN on a full non-blocking pipe, EPIPE with no reader left: the lines are lost.
+  }
+};
 
 /**
  * A logger at `level` writing to `dest` (standard output by default, or a file it appends to) through a
@@ -59,7 +87,7 @@ export class TurnBatchedDestination implements DestinationStream {
  */
 export const serviceLogger = (level: string, dest: number | string = 1): Logger => {
   const fd = typeof dest === 'number' ? dest : openSync(dest, 'a');
-  const destination = new TurnBatchedDestination(pino.destination({ dest: fd, sync: false }));
+  const destination = new TurnBatchedDestination(pino.destination({ dest: fd, sync: false }), (chunk) => writeAll(fd, chunk));
   process.once('exit', () => destination.flushSync());
   return pino({ level }, destination);
 };
