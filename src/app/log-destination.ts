@@ -15,7 +15,7 @@ export interface LineSink {
  * handed on one by one, each line cost sonic-boom a copy of everything still waiting to be written
  * (it appends to one string and measures it in bytes each time) and, when nothing was waiting, a
  * write of its own through libuv's thread pool. Lines keep their order, and the ones of the last turn
- * are written when the process exits (a `kill -9` loses at most those).
+ * are written when the process exits (a `kill -9` loses what was not written yet).
  */
 export class TurnBatchedDestination implements DestinationStream {
   private lines: string[] = [];
