@@ -3,8 +3,9 @@
  * processes, HTTP load, latency figures, the admin API, and the generated 1,000,000-event history
  * that `reporting` and `rebuild` share within one run.
  *
- * Servers always run in their own processes (bench/service-server.ts, bench/koa-baseline-server.ts)
- * so the load generator (autocannon, in this process) never shares their event loop. Set
+ * Servers always run in their own processes (bench/service-server.mjs, bench/koa-baseline-server.ts)
+ * so the load generator (autocannon, in this process) never shares their event loop. The service
+ * runs compiled unless BENCH_FORM=sources (bench/service-form.ts). Set
  * BENCH_CPU_PROF=<dir> to start every server process with `--cpu-prof --cpu-prof-dir=<dir>`, and
  * BENCH_SQL_STATS=<dir> to have each write its embedded-store statements' counts and times there
  * (bench/sql-stats.ts).
@@ -27,6 +28,7 @@ import type { Attributes, AttributeValue } from '../src/domain/objects/values.ts
 import { configFile } from '../src/config/paths.ts';
 import { loadSchema } from '../src/app/load-schema.ts';
 import { progress, round, seededRandom } from './support.ts';
+import { serviceProcess } from './service-form.ts';
 
 export const ADMIN_TOKEN = 'bench-admin-token-0123456789abcdef';
 
@@ -61,21 +63,25 @@ const childEnv = (env: Record<string, string>) => {
 };
 
 /**
- * Spawns `node --import tsx bench/<script>` and waits for its one JSON ready line on stdout.
+ * Spawns `node bench/<script>` (the koa baseline with `--import tsx`, the service in its form) and
+ * waits for its one JSON ready line on stdout.
  * `readyTimeoutMs` bounds the wait (a service catching up a large log may take minutes to listen).
  */
 export const spawnServer = async (
   name: string,
-  script: 'service-server.ts' | 'koa-baseline-server.ts',
+  script: 'service-server.mjs' | 'koa-baseline-server.ts',
   env: Record<string, string>,
   readyTimeoutMs = 120_000,
 ): Promise<ServerProcess> => {
   const profDir = process.env.BENCH_CPU_PROF;
   if (profDir) mkdirSync(profDir, { recursive: true });
-  const sqlStats = process.env.BENCH_SQL_STATS ? ['--import', new URL('./sql-stats.ts', import.meta.url).href] : [];
-  const args = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), '--import', 'tsx', ...sqlStats, benchFile(script)];
+  // A TypeScript module: it brings tsx into the process (a diagnostic; its figures are of statements, not of the process).
+  const sqlStats = process.env.BENCH_SQL_STATS ? ['--import', 'tsx', '--import', new URL('./sql-stats.ts', import.meta.url).href] : [];
+  // The service in the form the run measures (bench/service-form.ts); the koa baseline from its source.
+  const run = script === 'service-server.mjs' ? serviceProcess(benchFile(script)) : { args: ['--import', 'tsx', benchFile(script)], env: {} };
+  const args = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...sqlStats, ...run.args];
   const started = performance.now();
-  const child = spawn(process.execPath, args, { env: childEnv(env), stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { env: { ...childEnv(env), ...run.env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const line = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name}: not ready after ${readyTimeoutMs} ms`)), readyTimeoutMs);
@@ -119,7 +125,7 @@ export const stopServer = async (server: ServerProcess, graceMs = 30_000): Promi
 export const startServiceProcess = (name: string, dataDir: string, env: Record<string, string> = {}, readyTimeoutMs?: number) =>
   spawnServer(
     name,
-    'service-server.ts',
+    'service-server.mjs',
     { SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, BENCH_LOG_FILE: join(dataDir, '..', `${name}.log`), ...env },
     readyTimeoutMs,
   );

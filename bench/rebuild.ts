@@ -4,7 +4,7 @@
  *
  * Data: the caught-up data directory `reporting` left in the same run (its snapshots deleted), or,
  * when `reporting` did not run, a fresh copy of the same generated history caught up here first.
- * A service process serves it; a separate process (bench/rebuild-worker.ts: the CLI context and
+ * A service process serves it; a separate process (bench/rebuild-worker.mjs: the CLI context and
  * `rebuildProjections` for every projector of the app model, shared out among SVC_REBUILD_WORKERS threads, as `svc rebuild all`) rebuilds
  * every read model blue/green. Three processes therefore share the machine's CPUs.
  *
@@ -44,6 +44,7 @@ import {
   type ServerProcess,
 } from './domain-support.ts';
 import { readParseRate } from './read-parse.ts';
+import { serviceProcess } from './service-form.ts';
 import { formatRate, progress, round, seededRandom, summarize, type Benchmark, type BenchmarkResult } from './support.ts';
 
 const TARGET_EVENTS_PER_SEC = 50_000;
@@ -66,6 +67,8 @@ interface RebuildRun {
   readonly peakRssMb: number;
   /** CPU seconds of the rebuild process, every thread. */
   readonly cpuSeconds?: number;
+  /** The service's form the rebuild ran in (bench/service-form.ts). */
+  readonly form: string;
 }
 
 /** Read loops against the service until `until` resolves: object GETs (2 loops) and collection data (1 loop). */
@@ -117,8 +120,9 @@ const readState = async (server: ServerProcess, auth: Record<string, string>, re
 /** Spawns the rebuild process; resolves with its result line once it exits (rejects on failure). */
 const runRebuild = (dataDir: string) => {
   let run: RebuildRun | undefined;
-  const child = spawn(process.execPath, [...SVC_NODE_FLAGS, '--import', 'tsx', fileURLToPath(new URL('./rebuild-worker.ts', import.meta.url))], {
-    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_'))), SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_REBUILD_WORKERS: String(REBUILD_WORKERS) },
+  const worker = serviceProcess(fileURLToPath(new URL('./rebuild-worker.mjs', import.meta.url)));
+  const child = spawn(process.execPath, [...SVC_NODE_FLAGS, ...worker.args], {
+    env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_'))), ...worker.env, SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_REBUILD_WORKERS: String(REBUILD_WORKERS) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   createInterface({ input: child.stdout! }).on('line', (line) => {

@@ -16,6 +16,7 @@ import { pushData } from './push-data.ts';
 import { pushContention } from './push-contention.ts';
 import { rebuild } from './rebuild.ts';
 import { reporting } from './reporting.ts';
+import { formUsed } from './service-form.ts';
 import { machine, progress, round, type Benchmark, type BenchmarkResult } from './support.ts';
 
 const all: readonly Benchmark[] = [
@@ -68,6 +69,8 @@ const main = async (): Promise<number> => {
     startedAt: startedAt.toISOString(),
     durationMs: round(Number(process.hrtime.bigint() - started) / 1e6, 0),
     ...(scale !== 1 ? { scale } : {}),
+    // The service processes' form (bench/service-form.ts): compiled, as the container image runs it, unless BENCH_FORM=sources.
+    ...(formUsed() ? { serviceForm: formUsed() } : {}),
     ok: results.every((r) => r.ok),
     meetsTargets: results.every((r) => r.ok && r.meetsTarget),
     benchmarks,

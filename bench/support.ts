@@ -3,28 +3,13 @@
  * better-sqlite3 connection with the store's own pragmas (so baselines pay the same durability cost).
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { arch, cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { applySqlitePragmas } from '../src/drivers/sqlite.ts';
 
-/** Peak resident set of a process so far (VmHWM in /proc/<pid>/status), in MiB; 0 where there is no /proc. */
-export const peakRssMb = (pid: number | 'self'): number => {
-  try {
-    const kb = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? Math.round(Number(kb) / 1024) : 0;
-  } catch {
-    return 0;
-  }
-};
-
-/**
- * This process's own peak resident set, in MiB. Not process.resourceUsage().maxRSS: on Linux it
- * starts from the resident set of the process that spawned this one (fork copies the high-water
- * mark with the address space, exec keeps it), so a process spawned by a large bench process
- * reports the bench's size. maxRSS only without /proc.
- */
-export const ownPeakRssMb = (): number => peakRssMb('self') || Math.round(process.resourceUsage().maxRSS / 1024);
+// Plain JavaScript, shared with the rebuild process that runs without a TypeScript loader.
+export { ownPeakRssMb, peakRssMb } from './peak-rss.mjs';
 
 /** What every benchmark module exports. */
 export interface Benchmark {
