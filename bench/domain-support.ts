@@ -75,11 +75,12 @@ export const spawnServer = async (
 ): Promise<ServerProcess> => {
   const profDir = process.env.BENCH_CPU_PROF;
   if (profDir) mkdirSync(profDir, { recursive: true });
-  // A TypeScript module: it brings tsx into the process (a diagnostic; its figures are of statements, not of the process).
-  const sqlStats = process.env.BENCH_SQL_STATS ? ['--import', 'tsx', '--import', new URL('./sql-stats.ts', import.meta.url).href] : [];
+  const sqlStats = process.env.BENCH_SQL_STATS ? ['--import', new URL('./sql-stats.ts', import.meta.url).href] : [];
   // The service in the form the run measures (bench/service-form.ts); the koa baseline from its source.
-  const run = script === 'service-server.mjs' ? serviceProcess(benchFile(script)) : { args: ['--import', 'tsx', benchFile(script)], env: {} };
-  const args = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...sqlStats, ...run.args];
+  const run = script === 'service-server.mjs' ? serviceProcess() : { tsx: true, env: {} };
+  // sql-stats.ts is TypeScript too: it brings tsx into a compiled service (a diagnostic of statements, not of the process).
+  const tsx = run.tsx || sqlStats.length > 0 ? ['--import', 'tsx'] : [];
+  const args = [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...tsx, ...sqlStats, benchFile(script)];
   const started = performance.now();
   const child = spawn(process.execPath, args, { env: { ...childEnv(env), ...run.env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -120,8 +120,8 @@ const readState = async (server: ServerProcess, auth: Record<string, string>, re
 /** Spawns the rebuild process; resolves with its result line once it exits (rejects on failure). */
 const runRebuild = (dataDir: string) => {
   let run: RebuildRun | undefined;
-  const worker = serviceProcess(fileURLToPath(new URL('./rebuild-worker.mjs', import.meta.url)));
-  const child = spawn(process.execPath, [...SVC_NODE_FLAGS, ...worker.args], {
+  const worker = serviceProcess();
+  const child = spawn(process.execPath, [...SVC_NODE_FLAGS, ...(worker.tsx ? ['--import', 'tsx'] : []), fileURLToPath(new URL('./rebuild-worker.mjs', import.meta.url))], {
     env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_'))), ...worker.env, SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_REBUILD_WORKERS: String(REBUILD_WORKERS) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -5,8 +5,8 @@
  * their own); or, with BENCH_FORM=sources, the TypeScript sources through tsx
  * (what `npm start` runs in a checkout with no current build). The sources cost more: esbuild's
  * keepNames wraps every function the code makes (closures made per event included) and each
- * worker thread loads tsx again; a 200k-event `svc rebuild all` took about 10% more CPU and 80 MB
- * more memory from the sources.
+ * worker thread loads tsx again; the rebuild benchmark over 200k events took 29.5 CPU-seconds and
+ * 370 MB from the sources against 23.4-24.4 and 304-313 MB compiled.
  */
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
@@ -29,10 +29,10 @@ export const serviceForm = (): ServiceForm => {
   return (chosen = { form: 'compiled', root });
 };
 
-/** Node's arguments and environment for a process running `script` (a .mjs using bench/service-module.mjs) in that form. */
-export const serviceProcess = (script: string): { args: string[]; env: Record<string, string> } => {
+/** How to run a process of the service (a .mjs using bench/service-module.mjs) in that form: with tsx or not, and its environment. */
+export const serviceProcess = (): { tsx: boolean; env: Record<string, string> } => {
   const form = serviceForm();
-  return form.form === 'compiled' ? { args: [script], env: { BENCH_SERVICE_ROOT: form.root } } : { args: ['--import', 'tsx', script], env: {} };
+  return form.form === 'compiled' ? { tsx: false, env: { BENCH_SERVICE_ROOT: form.root } } : { tsx: true, env: {} };
 };
 
 /** The form this run's service processes ran in, if any ran. */
