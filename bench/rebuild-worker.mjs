@@ -4,7 +4,7 @@
  * the app model in one pass over the log, in the rebuild worker thread, default batch size), without
  * the progress bar, in the form of the service the run measures (bench/service-form.ts). Prints one
  * JSON line when every projection has been switched in:
- * `{projections, processed, position, ms, phase, peakRssMb, cpuSeconds, form}` (`processed` = events
+ * `{projections, processed, position, ms, phase, peakRssMb, cpuSeconds}` (`processed` = events
  * read from the log once, for all projections).
  */
 import { ownPeakRssMb } from './peak-rss.mjs';
@@ -12,7 +12,6 @@ import { serviceModule } from './service-module.mjs';
 
 const { openCli } = await serviceModule('src/cli/context');
 const { rebuildInWorker } = await serviceModule('src/app/rebuild-in-worker');
-
 
 const cli = await openCli();
 try {
@@ -25,7 +24,7 @@ try {
   // CPU of every thread of the process: on a busy machine what a change saves shows here before it shows in wall time.
   const usage = process.resourceUsage();
   const cpuSeconds = Math.round((usage.userCPUTime + usage.systemCPUTime) / 1e5) / 10;
-  process.stdout.write(`${JSON.stringify({ projections: projectors.map((p) => p.name), processed: result.processed, position: result.position, ms: Math.round(ms), phase: result.phase, peakRssMb, cpuSeconds, form: serviceModule.form })}\n`);
+  process.stdout.write(`${JSON.stringify({ projections: projectors.map((p) => p.name), processed: result.processed, position: result.position, ms: Math.round(ms), phase: result.phase, peakRssMb, cpuSeconds })}\n`);
 } finally {
   await cli.close();
 }

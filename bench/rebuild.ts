@@ -67,8 +67,6 @@ interface RebuildRun {
   readonly peakRssMb: number;
   /** CPU seconds of the rebuild process, every thread. */
   readonly cpuSeconds?: number;
-  /** The service's form the rebuild ran in (bench/service-form.ts). */
-  readonly form: string;
 }
 
 /** Read loops against the service until `until` resolves: object GETs (2 loops) and collection data (1 loop). */

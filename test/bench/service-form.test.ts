@@ -23,8 +23,7 @@ const startIn = (form: string | undefined) => {
       await stopServer(server);
       console.log(JSON.stringify({ form: server.info.form, health: health.status }));`;
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'BENCH_FORM'));
-    const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: checkout, encoding: 'utf8', env: form === undefined ? env : { ...env, BENCH_FORM: form }, timeout: 120_000 });
-    return child;
+    return spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: checkout, encoding: 'utf8', env: form === undefined ? env : { ...env, BENCH_FORM: form }, timeout: 120_000 });
   } finally {
     rmSync(data, { recursive: true, force: true });
   }
