@@ -100,8 +100,6 @@ const chunkIds = (id: string, chunks: number) => Array.from({ length: chunks }, 
  */
 export type ParsedSnapshots = Map<string, MemoryDocs>;
 const KEEP_PARSED = 4;
-/** Chunks being decompressed at once while a chain is loaded: libuv's thread pool has four threads. */
-const DECOMPRESS_AHEAD = 4;
 
 /**
  * A fold's state from a snapshot (its full base and deltas), in memory, ready to replay further
@@ -148,25 +146,18 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
       }),
     );
   }
-  // Decompressed on the thread pool a few chunks ahead (each holds an output buffer until done)
-  // while this thread applies them.
   // Links newest first; a link's chunks in order (each document is in one of them), so a state
   // loaded from one link keeps the order it was written in.
   const order = [...stored].reverse().flat();
-  const started: Promise<Awaited<ReturnType<typeof readChunk>>>[] = [];
-  const start = (i: number) => {
-    if (i < order.length && !started[i]) {
-      started[i] = readChunk(order[i]!);
-      // A failure is thrown where it is awaited (unobserved, a later one would end the process).
-      started[i]!.catch(() => undefined);
-    }
-  };
   const seen = new Map<string, Set<string>>();
+  // The oldest link's chunks come last, and no link lists a document twice: what they set is
+  // looked for among what newer links set, never kept for a later one (most of a chain's entries
+  // are its full snapshot's, and keeping them cost more than applying them).
+  const oldest = order.length - stored[0]!.length;
   let applied = 0;
   for (let i = 0; i < order.length; i++) {
-    for (let ahead = i; ahead < i + DECOMPRESS_AHEAD; ahead++) start(ahead);
-    const runs = await started[i]!;
-    delete started[i];
+    const runs = readChunk(order[i]!);
+    await pause();
     for (const run of runs) {
       // Made again after loading (snapshots written before they were left out hold them).
       if (omitted.has(run.collection)) continue;
@@ -177,9 +168,13 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
       const kept: number[] = [];
       for (let k = 0; k < run.ids.length; k++) {
         const id = run.ids[k]!;
-        const before = done.size;
-        done.add(id);
-        if (done.size === before) continue;
+        if (i >= oldest) {
+          if (done.has(id)) continue;
+        } else {
+          const before = done.size;
+          done.add(id);
+          if (done.size === before) continue;
+        }
         if (run.removed) {
           if (run.removed(k)) target.delete(id);
           else kept.push(k);
