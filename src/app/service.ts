@@ -19,6 +19,7 @@ import { LiveInfos } from '../queries/live-infos.ts';
 import { LiveRows } from '../queries/live-rows.ts';
 import { LiveMembers } from '../queries/live-members.ts';
 import { ChangedObjects } from '../queries/changed-objects.ts';
+import { InflateThread } from '../projections/reporting/inflate-thread.ts';
 import { ReplayLimiter } from '../queries/replay-limit.ts';
 import { countedCaches, createCaches } from './caches.ts';
 import { ServiceMetrics } from './metrics.ts';
@@ -72,6 +73,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
   });
   // Shared by the live rows and descriptions: both follow the same stretches of the log.
   const changes = new ChangedObjects(engines.events);
+  const inflater = new InflateThread();
   const app = createApp({
     config,
     logger,
@@ -100,6 +102,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       collections: model.collections,
       folds: model.folds,
       parsedSnapshots: caches.parsedSnapshots,
+      inflate: inflater.inflate,
       clock: options.clock ?? Date.now,
       versionOf: (projection) => runner.version(projection),
       answers: new AnswerCache(config.reporting.cacheBytes),
@@ -120,6 +123,7 @@ export const startService = async (config: Config, options: ServiceOptions = {})
       await runner.stop();
       await engines.close();
       await blobs.close();
+      await inflater.close();
       logger.info('service stopped');
     })());
   return { server, url: `http://127.0.0.1:${port}`, engines, runner, adminToken: admin.token, close };

@@ -20,6 +20,7 @@ import { eachDoc, LazyDocMap } from '../projections/reporting/lazy-docs.ts';
 import { sortPaused } from './paused-sort.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
 import { UnreadableChunkError } from '../projections/reporting/snapshot-chunks.ts';
+import type { Inflate } from '../projections/reporting/inflate-thread.ts';
 import type { ReadAccess } from '../domain/users/users.ts';
 
 export interface ReportingDeps {
@@ -33,6 +34,8 @@ export interface ReportingDeps {
   readonly folds: ReadonlyMap<string, Projector>;
   /** Snapshots of `reads` parsed for earlier answers. */
   readonly parsedSnapshots: ParsedSnapshots;
+  /** Decompresses snapshot chunks (off the event loop where a thread is given; on it otherwise). */
+  readonly inflate?: Inflate;
   readonly clock: () => number;
   /** The version of a projection (ProjectionRunner.version): answers are kept for one version. Without it nothing is kept. */
   readonly versionOf?: (projection: string) => number;
@@ -115,7 +118,7 @@ export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: 
   const fold = deps.folds.get(name)!;
   const found = await latestSnapshot(deps.reads, fold.name, at);
   const loaded = found
-    ? await loadSnapshot(deps.reads, deps.parsedSnapshots, found, fold.derived, pause).catch((e: unknown) => {
+    ? await loadSnapshot(deps.reads, deps.parsedSnapshots, found, fold.derived, pause, deps.inflate).catch((e: unknown) => {
         if (e instanceof UnreadableChunkError) return undefined;
         throw e;
       })

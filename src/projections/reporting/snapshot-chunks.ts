@@ -3,6 +3,7 @@ import { brotliCompress, brotliDecompressSync, constants } from 'node:zlib';
 import { isAscii } from 'node:buffer';
 import type { Doc } from '../read-store.ts';
 import { TextBlock } from './text-block.ts';
+import type { Inflate } from './inflate-thread.ts';
 
 /**
  * How a snapshot chunk's entries are stored (`f: 4`): runs of entries of one collection, each run a
@@ -14,7 +15,8 @@ import { TextBlock } from './text-block.ts';
  * written once each and side by side, not twice on every line, snapshots of a 1M-event history took
  * 9% fewer bytes (8% more with the collection once per run instead of on every line). JSON text
  * never holds a raw tab or newline, and collection names and ids have theirs escaped. Compression
- * runs on libuv's thread pool, off the event loop; decompression on the loop (see readChunk). The compressed text is stored
+ * runs on libuv's thread pool, off the event loop; decompression on a thread of its own (see
+ * InflateThread). The compressed text is stored
  * as bytes (a bytes field, see Doc): as base64 it took a third more, and snapshots were over a
  * quarter of a 1M-event read store. The stored JSON still names `z` (as null): versions that read
  * formats up to 3 look for `z` before they check the format, and without it took a format 4 chunk
@@ -176,18 +178,15 @@ class ChunkBytes {
 const NEWLINE = 0x0a;
 const TAB = 0x09;
 
-/**
- * Decompresses a stored chunk and lists its entries in runs, parsing no document. On this thread:
- * a chunk holds at most 2,000 entries, about 1 MB of text, which Brotli decompresses in about half
- * a millisecond, and a decompression handed to the thread pool cost this thread as much again
- * (a stream, its output buffer and callbacks), then waited for the pool: over 300 chunks of a 1M-event
- * history, 107-179 ms of this thread's time and 256-361 ms in all, against 113-159 ms here.
- */
-export const readChunk = (chunk: StoredChunk): RawRun[] => {
+/** Decompresses a chunk's stored bytes on this thread (see InflateThread for another). */
+export const inflateHere: Inflate = async (z) => brotliDecompressSync(z, { chunkSize: OUTPUT_CHUNK });
+
+/** Decompresses a stored chunk (with `inflate`) and lists its entries in runs, parsing no document. */
+export const readChunk = async (chunk: StoredChunk, inflate: Inflate = inflateHere): Promise<RawRun[]> => {
   if (chunk.z === undefined) return parsedRuns(chunk.entries ?? []);
   if (chunk.f !== undefined && chunk.f !== 2 && chunk.f !== 3 && chunk.f !== 4) throw new UnreadableChunkError(chunk.id, chunk.f);
   const z = typeof chunk.z === 'string' ? Buffer.from(chunk.z, 'base64') : chunk.z;
-  const bytes = brotliDecompressSync(z, { chunkSize: OUTPUT_CHUNK });
+  const bytes = await inflate(z);
   if (chunk.f === 3 || chunk.f === 4) return textRuns(new ChunkBytes(bytes));
   if (chunk.f === 2) return lineRuns(new ChunkBytes(bytes));
   return parsedRuns(JSON.parse(bytes.toString('utf8')) as Entry[]);
@@ -254,8 +253,8 @@ const lineRuns = (chunk: ChunkBytes): RawRun[] => {
 };
 
 /** The entries of a stored chunk, in order, documents parsed. */
-export const chunkEntries = (chunk: StoredChunk): readonly Entry[] =>
-  readChunk(chunk).flatMap((run) =>
+export const chunkEntries = async (chunk: StoredChunk): Promise<readonly Entry[]> =>
+  (await readChunk(chunk)).flatMap((run) =>
     run.ids.map((id, i): Entry => {
       const json = run.json(i);
       return [run.collection, id, json !== undefined ? (json === '' ? null : (JSON.parse(run.idless ? withId(id, json) : json) as Doc)) : (run.docs?.[i] ?? null)];

@@ -1,7 +1,8 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import { noPause, type BatchContext, type Pages, type Pause, type Projector } from '../projector.ts';
 import { isDocText, writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
-import { chunkText, COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type NewEntry, type StoredChunk } from './snapshot-chunks.ts';
+import { chunkText, COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, inflateHere, readChunk, type EncodedEntry, type Entry, type NewEntry, type RawRun, type StoredChunk } from './snapshot-chunks.ts';
+import type { Inflate } from './inflate-thread.ts';
 import { copyState, lazyCollection, viewState } from './lazy-docs.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
@@ -100,13 +101,22 @@ const chunkIds = (id: string, chunks: number) => Array.from({ length: chunks }, 
  */
 export type ParsedSnapshots = Map<string, MemoryDocs>;
 const KEEP_PARSED = 4;
+/** Chunks asked of `inflate` ahead of the one being applied, so that it works while this thread applies. */
+const INFLATE_AHEAD = 3;
 
 /**
  * A fold's state from a snapshot (its full base and deltas), in memory, ready to replay further
  * events onto; `recent` holds what was loaded before from `reads`, and keeps this one. Documents
  * are parsed when first read (see LazyDocMap).
  */
-export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, meta: SnapshotMeta, derived?: Projector['derived'], pause: Pause = noPause): Promise<MemoryDocs> => {
+export const loadSnapshot = async (
+  reads: ReadStore,
+  recent: ParsedSnapshots,
+  meta: SnapshotMeta,
+  derived?: Projector['derived'],
+  pause: Pause = noPause,
+  inflate: Inflate = inflateHere,
+): Promise<MemoryDocs> => {
   const { chain } = meta;
   let from = chain.length - 1;
   while (from >= 0 && !recent.has(chain[from]!)) from--;
@@ -117,7 +127,7 @@ export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, me
     recent.delete(meta.id);
   } else {
     state = start ? await copyState(start, pause) : new MemoryDocs();
-    await applyChain(reads, meta.id, chain.slice(from + 1), state, new Set(derived?.collections), pause);
+    await applyChain(reads, meta.id, chain.slice(from + 1), state, new Set(derived?.collections), pause, inflate);
     await derived?.derive(state, pause);
   }
   recent.set(meta.id, state);
@@ -130,7 +140,7 @@ export const loadSnapshot = async (reads: ReadStore, recent: ParsedSnapshots, me
  * Applies the links of a chain onto `docs`, newest first: an entry whose document a later link
  * already set (or removed) is skipped, so only the newest version of each is kept, unparsed.
  */
-const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs, omitted: ReadonlySet<string>, pause: Pause): Promise<void> => {
+const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs, omitted: ReadonlySet<string>, pause: Pause, inflate: Inflate): Promise<void> => {
   const metas = await reads.getMany<SnapshotMeta>(SNAPSHOTS, chain);
   const stored: StoredChunk[][] = [];
   for (const id of chain) {
@@ -155,9 +165,18 @@ const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly st
   // are its full snapshot's, and keeping them cost more than applying them).
   const oldest = order.length - stored[0]!.length;
   let applied = 0;
+  const asked: Promise<RawRun[]>[] = [];
+  const ask = (i: number) => {
+    if (i < order.length && !asked[i]) {
+      asked[i] = readChunk(order[i]!, inflate);
+      // A failure is thrown where it is awaited (unobserved, a later one would end the process).
+      asked[i]!.catch(() => undefined);
+    }
+  };
   for (let i = 0; i < order.length; i++) {
-    const runs = readChunk(order[i]!);
-    await pause();
+    for (let ahead = i; ahead <= i + INFLATE_AHEAD; ahead++) ask(ahead);
+    const runs = await asked[i]!;
+    delete asked[i];
     for (const run of runs) {
       // Made again after loading (snapshots written before they were left out hold them).
       if (omitted.has(run.collection)) continue;

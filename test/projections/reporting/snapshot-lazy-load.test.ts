@@ -10,6 +10,7 @@ import type { Doc, WriteOp } from '../../../src/projections/read-store.ts';
 import { latestSnapshot, loadSnapshot, withSnapshots } from '../../../src/projections/reporting/snapshots.ts';
 import { eachDoc } from '../../../src/projections/reporting/lazy-docs.ts';
 import { ParsedSnapshotCache } from '../../../src/projections/reporting/parsed-snapshots.ts';
+import { InflateThread } from '../../../src/projections/reporting/inflate-thread.ts';
 import { seededRandom } from '../../../bench/support.ts';
 import { openSnapshotStore, snapshotStoreSuite } from '../../support/snapshot-store.ts';
 import { countingParses, countingTexts } from '../../support/count-parses.ts';
@@ -101,6 +102,41 @@ test("loading makes no string of a document's text; reading one makes its own", 
     assert.is(texts(), 2, 'one string per document read');
     assert.is(loaded.collections.get('objects')!.size, 299);
   });
+});
+
+test('a chain loaded through the decompression thread is the state loaded on the event loop', async (ctx) => {
+  const reads = await open(ctx);
+  const snapshots = withSnapshots(fold, 1);
+  const random = seededRandom(11);
+  const state = new Map<string, Map<string, Doc>>(fold.collections.map((c) => [c.name, new Map()]));
+  for (let v = 0, position = 10; v < 5; v++, position += 10) {
+    const changes: WriteOp[] = [];
+    for (let k = 0; k < (v === 0 ? 5000 : 300); k++) {
+      const i = v === 0 ? k : Math.floor(random() * 5200);
+      const collection = i % 2 ? 'rows' : 'objects';
+      if (v > 0 && random() < 0.2) changes.push({ kind: 'delete', collection, id: `${collection[0]}${i}` });
+      else changes.push({ kind: 'put', collection, doc: doc(collection, i, v) });
+    }
+    for (const op of changes) {
+      if (op.kind === 'put') state.get(op.collection)!.set(op.doc.id, op.doc);
+      else state.get(op.collection)!.delete(op.id);
+    }
+    await snapshots.afterBatch!({ reads, last: event(position), changes, state: async (c: string) => [[...state.get(c)!.values()]] });
+  }
+  const meta = (await latestSnapshot(reads, 'lazy'))!;
+  assert.ok(meta.chain.length >= 3 && meta.chunks >= 1, `a chain of ${meta.chain.length}`);
+  const thread = new InflateThread();
+  try {
+    const here = await loadSnapshot(reads, new Map(), meta);
+    const there = await loadSnapshot(reads, new Map(), meta, undefined, undefined, thread.inflate);
+    const sorted = (docs: ReadonlyMap<string, Doc>) => [...docs].sort(([a], [b]) => a.localeCompare(b));
+    for (const [collection, docs] of state) {
+      assert.equal(sorted(there.collections.get(collection)!), sorted(docs), collection);
+      assert.equal(sorted(there.collections.get(collection)!), sorted(here.collections.get(collection)!), collection);
+    }
+  } finally {
+    await thread.close();
+  }
 });
 
 /**

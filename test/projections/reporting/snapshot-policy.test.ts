@@ -75,7 +75,7 @@ const rebuilt = async (history: ReturnType<typeof changed>[], interval: number, 
     const metas = all.filter((d) => Array.isArray(d.chain)).sort((a, b) => a.position - b.position);
     const entries = async (m: Meta) => {
       let n = 0;
-      for (let i = 0; i < m.chunks; i++) n += chunkEntries(all.find((d) => d.id === `${m.id}#${i}`) as StoredChunk).length;
+      for (let i = 0; i < m.chunks; i++) n += (await chunkEntries(all.find((d) => d.id === `${m.id}#${i}`) as StoredChunk)).length;
       return n;
     };
     const deltasOn = async (full: Meta) => {
