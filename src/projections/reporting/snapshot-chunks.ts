@@ -16,11 +16,11 @@ import type { Inflate } from './inflate-thread.ts';
  * 9% fewer bytes (8% more with the collection once per run instead of on every line). JSON text
  * never holds a raw tab or newline, and collection names and ids have theirs escaped. Compression
  * runs on libuv's thread pool, off the event loop; decompression on a thread of its own (see
- * InflateThread). The compressed text is stored
- * as bytes (a bytes field, see Doc): as base64 it took a third more, and snapshots were over a
- * quarter of a 1M-event read store. The stored JSON still names `z` (as null): versions that read
- * formats up to 3 look for `z` before they check the format, and without it took a format 4 chunk
- * for an empty one; with it they refuse it and replay from the log's start.
+ * InflateThread), or on the loop where there is none. The compressed text is stored as bytes (a
+ * bytes field, see Doc): as base64 it took a third more, and snapshots were over a quarter of a
+ * 1M-event read store. The stored JSON still names `z` (as null): versions that read formats up to
+ * 3 look for `z` before they check the format, and without it took a format 4 chunk for an empty
+ * one; with it they refuse it and replay from the log's start.
  *
  * Before: `f: 3`, the same text in base64; `f: 2`, one line per entry (`collection TAB id TAB
  * document JSON`), in base64; `z` alone (the entries as one JSON array); `entries` (plain). All
