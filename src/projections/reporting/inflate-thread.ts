@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { inflateHere } from './snapshot-chunks.ts';
 
 /** Decompresses a snapshot chunk's stored bytes into its text. */
 export type Inflate = (z: Uint8Array) => Promise<Buffer>;
@@ -31,11 +32,15 @@ parentPort.on('message', (z) => {
  * zlib's asynchronous calls, each cost the loop as much as decompressing it there (a stream, its
  * output buffer and callbacks); here a chunk costs the loop one message. Answers come back in the
  * order asked. Made once per process (its composition root); `close` ends the thread.
+ *
+ * The thread only saves the loop time: once it is gone (closed, or died), what it was asked and is
+ * asked later is decompressed on the loop, so no answer fails for want of it.
  */
 export class InflateThread {
   private readonly worker: Worker;
-  private readonly asked: { resolve(text: Buffer): void; reject(e: Error): void }[] = [];
-  private ended: string | undefined;
+  /** What the thread was sent and has not answered, in order; `z` is the caller's, left as it was. */
+  private readonly asked: { z: Uint8Array; resolve(text: Buffer): void; reject(e: Error): void }[] = [];
+  private gone = false;
 
   constructor() {
     this.worker = new Worker(WORKER, { eval: true });
@@ -45,14 +50,15 @@ export class InflateThread {
       const asked = this.asked.shift();
       if ('text' in m) asked?.resolve(Buffer.from(m.text));
       else asked?.reject(new Error(`Snapshot chunk not decompressed: ${m.error}`));
-      if (this.asked.length === 0) this.worker.unref();
+      // A closing thread is waited for until it has ended.
+      if (this.asked.length === 0 && !this.gone) this.worker.unref();
     });
-    const stopped = (reason: string) => {
-      this.ended ??= reason;
-      for (const a of this.asked.splice(0)) a.reject(new Error(`The decompression thread stopped (${reason})`));
+    const stopped = () => {
+      this.gone = true;
+      for (const a of this.asked.splice(0)) inflateHere(a.z).then(a.resolve, a.reject);
     };
-    this.worker.on('error', (e: Error) => stopped(e.message));
-    this.worker.on('exit', (code) => stopped(`exit code ${code}`));
+    this.worker.on('error', stopped);
+    this.worker.on('exit', stopped);
   }
 
   /**
@@ -60,9 +66,9 @@ export class InflateThread {
    * the whole memory under a view (a driver's blob may be a view on a large reply).
    */
   inflate: Inflate = (z) => {
-    if (this.ended !== undefined) return Promise.reject(new Error(`The decompression thread stopped (${this.ended})`));
+    if (this.gone) return inflateHere(z);
     return new Promise((resolve, reject) => {
-      this.asked.push({ resolve, reject });
+      this.asked.push({ z, resolve, reject });
       this.worker.ref();
       if (z.byteOffset === 0 && z.byteLength === z.buffer.byteLength) this.worker.postMessage(z);
       else {
@@ -72,9 +78,10 @@ export class InflateThread {
     });
   };
 
+  /** Ends the thread once it has answered what it was sent. */
   async close(): Promise<void> {
-    if (this.ended !== undefined) return;
-    this.ended = 'closed';
+    if (this.gone) return;
+    this.gone = true;
     const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.ref();
     this.worker.postMessage('close');
