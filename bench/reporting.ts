@@ -13,7 +13,9 @@
  * - current: `GET /api/reporting/v0/collection-data/phd_projects`, 30 sequential requests (x scale,
  *   at least 5) after one warm-up;
  * - at: the same with `?at=<middle of the history>`, 15 requests, with the snapshots the runner took
- *   (default SVC_SNAPSHOT_INTERVAL = 2,000);
+ *   (default SVC_SNAPSHOT_INTERVAL = 2,000), each a millisecond before the last: nearby instants of one
+ *   state, so each replays from its snapshot and, after the first, takes the answer kept for that
+ *   state; the first request (`firstRequestMs`) and the distinct instants make theirs;
  * - full replay: the service is stopped, every row of the snapshots collection is deleted from its
  *   read store, and it is started again on the same data with SVC_SNAPSHOT_INTERVAL=100000000, so
  *   the same `at` request replays the log from position 0 (3 requests, through HTTP as well).
@@ -230,8 +232,8 @@ export const reporting: Benchmark = {
       let touches = 0;
       const touch = () => adminCall(server!, 'PATCH', `/api/admin/objects/${history.personRefs[touches % history.personRefs.length]}`, { attributes: { 'dc:attribute:title': `Bench touch ${touches++}` } });
       const fresh = await series('current (made afresh)', nCurrent, server, base, auth, (a) => checkRows(a, history.finalProjects), touch);
-      // Answers for one instant are kept like any other: each request here asks for another
-      // millisecond (the same answer: events are seconds apart), so each replays from its snapshot.
+      // Each request here asks for another millisecond (events are seconds apart): each replays from
+      // its snapshot, and finds the answer kept for the state it reaches (made by the first).
       const atPath = (offsetMs: number) => `${base}?at=${new Date(history.midMs - offsetMs).toISOString()}`;
       const firstAt = await timedGet(server, `${base}?at=${at}`, auth);
       const withSnapshots = await series('at (snapshots)', nAt, server, (i) => atPath(i + 1), auth, (a) => checkRows(a, history.midProjects));

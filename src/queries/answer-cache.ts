@@ -27,9 +27,13 @@ export class AnswerCache {
     this.kept = new BytesBounded(maxBytes, maxBytes / 2);
   }
 
-  /** The bytes kept for `key` at `version`, else those `compute` makes (kept if the version has not moved meanwhile). */
-  async through(key: string, version: () => number, compute: () => Promise<Slices>): Promise<Slices> {
-    const at = version();
+  /**
+   * The bytes kept for `key` at `version`, else those `compute` makes (kept if the version has not
+   * moved meanwhile). `read`: the version the caller read before it loaded what `compute` uses,
+   * where it loaded some of that before this call.
+   */
+  async through(key: string, version: () => number, compute: () => Promise<Slices>, read = version()): Promise<Slices> {
+    const at = read;
     if (at < 0) return compute();
     const hit = this.kept.get(key);
     if (hit && hit.version === at) {

@@ -72,6 +72,35 @@ test("one caller's answer never reaches a caller who may read less, in either or
   assert.not.ok(titles(await rowsOf(ctx.svc, ctx.common, past)).includes('Secret'));
 });
 
+test('instants between the same two events answer alike, each with its own at; an instant past the next event answers its state', async (ctx) => {
+  const wait = () => new Promise((resolve) => setTimeout(resolve, 5));
+  const answerAt = async (instant: string, auth: Record<string, string>) => {
+    const res = await ctx.svc.request(`${DATA}?at=${instant}`, { admin: false, headers: auth });
+    assert.is(res.status, 200);
+    return (await res.json()) as { at: string; rows: unknown[][] };
+  };
+  // Several events apart from one another (the snapshot interval is 3): answers must follow each one.
+  const seen: unknown[][] = [];
+  for (const title of ['Near one', 'Near two', 'Near three', 'Near four']) {
+    await create(ctx.svc, title);
+    await wait();
+    const a = new Date().toISOString();
+    await wait();
+    const b = new Date().toISOString();
+    await wait();
+    const [first, second] = [await answerAt(a, ctx.common), await answerAt(b, ctx.common)];
+    assert.is(first.at, a);
+    assert.is(second.at, b);
+    assert.equal(titles(second.rows), titles(first.rows));
+    assert.ok(titles(first.rows).includes(title), `${title} at ${a}`);
+    seen.push(titles(first.rows));
+    // The same state for a caller who may read more is that caller's own answer.
+    assert.ok(titles((await answerAt(b, ctx.everything)).rows).length >= first.rows.length);
+  }
+  // Each instant answered the state after its own event, not an earlier one kept for a nearby instant.
+  for (let i = 1; i < seen.length; i++) assert.is(seen[i]!.length, seen[i - 1]!.length + 1, JSON.stringify(seen));
+});
+
 test('at replays beyond the bound are refused with 503 and Retry-After, the others answered alike', async (ctx) => {
   const at = new Date(Date.now() - 1).toISOString();
   const replies = await Promise.all(

@@ -50,6 +50,19 @@ test('the least recently used answers go once the bytes are past the bound; one 
   assert.is(huge, 1);
 });
 
+test('a caller that read the version before loading its sources tags its answer with that one', async () => {
+  const cache = new AnswerCache(1000);
+  let version = 1;
+  // Read at 1, then the version moved while the caller loaded: its answer is not kept for 2.
+  const read = version;
+  version = 2;
+  assert.is(text(await cache.through('k', () => version, async () => bytes(4, 'a'), read)), 'aaaa');
+  assert.is(cache.size, 0, 'an answer from sources read at 1 is never kept for 2');
+  // Read at 2 and still 2: kept, and served to the next caller that read 2.
+  assert.is(text(await cache.through('k', () => version, async () => bytes(4, 'b'), version)), 'bbbb');
+  assert.is(text(await cache.through('k', () => version, async () => bytes(4, 'c'), version)), 'bbbb');
+});
+
 test('callers asking at once share one computation; a negative version keeps nothing', async () => {
   const cache = new AnswerCache(1000);
   let computed = 0;
