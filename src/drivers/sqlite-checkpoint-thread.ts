@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { endWorker } from './end-worker.ts';
 import { checkpointResult, type CheckpointResult, type CheckpointRow } from './sqlite.ts';
 
 /**
@@ -70,9 +71,6 @@ export class SqliteCheckpointThread {
   async close(): Promise<void> {
     if (this.ended) return;
     this.ended = true;
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.ref();
-    this.worker.postMessage('close');
-    await exited;
+    await endWorker(this.worker);
   }
 }

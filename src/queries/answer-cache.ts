@@ -29,11 +29,10 @@ export class AnswerCache {
 
   /**
    * The bytes kept for `key` at `version`, else those `compute` makes (kept if the version has not
-   * moved meanwhile). `read`: the version the caller read before it loaded what `compute` uses,
+   * moved meanwhile). `at`: the version the caller read before it loaded what `compute` uses,
    * where it loaded some of that before this call.
    */
-  async through(key: string, version: () => number, compute: () => Promise<Slices>, read = version()): Promise<Slices> {
-    const at = read;
+  async through(key: string, version: () => number, compute: () => Promise<Slices>, at = version()): Promise<Slices> {
     if (at < 0) return compute();
     const hit = this.kept.get(key);
     if (hit && hit.version === at) {

@@ -19,8 +19,7 @@ import { describeObject, type ObjectInfo } from '../projections/reporting/object
 import { eachDoc, LazyDocMap } from '../projections/reporting/lazy-docs.ts';
 import { sortPaused } from './paused-sort.ts';
 import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
-import { UnreadableChunkError } from '../projections/reporting/snapshot-chunks.ts';
-import type { Inflate } from '../projections/reporting/inflate-thread.ts';
+import { UnreadableChunkError, type Inflate } from '../projections/reporting/snapshot-chunks.ts';
 import type { ReadAccess } from '../domain/users/users.ts';
 
 export interface ReportingDeps {

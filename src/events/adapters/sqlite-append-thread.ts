@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { workerBootstrap } from '../../drivers/worker-bootstrap.ts';
+import { endWorker } from '../../drivers/end-worker.ts';
 import { fromWire, type Committed, type EncodedAppend, type WireError } from './sqlite-append.ts';
 
 const bootstrap = workerBootstrap(import.meta.url, 'sqlite-append-worker');
@@ -76,10 +77,7 @@ export class SqliteAppendThread {
     this.closed = true;
     const worker = this.worker;
     if (!worker) return;
-    worker.ref();
-    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
-    worker.postMessage('close');
-    await exited;
+    await endWorker(worker);
   }
 
   private start(): Worker {

@@ -1,8 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { inflateHere } from './snapshot-chunks.ts';
-
-/** Decompresses a snapshot chunk's stored bytes into its text. */
-export type Inflate = (z: Uint8Array) => Promise<Buffer>;
+import { endWorker } from '../../drivers/end-worker.ts';
+import { inflateHere, type Inflate } from './snapshot-chunks.ts';
 
 /**
  * The thread's code: Brotli-decompresses what it is sent, in one call, and sends the text back in
@@ -82,9 +80,6 @@ export class InflateThread {
   async close(): Promise<void> {
     if (this.gone) return;
     this.gone = true;
-    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
-    this.worker.ref();
-    this.worker.postMessage('close');
-    await exited;
+    await endWorker(this.worker);
   }
 }

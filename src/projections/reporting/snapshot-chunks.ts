@@ -3,7 +3,6 @@ import { brotliCompress, brotliDecompressSync, constants } from 'node:zlib';
 import { isAscii } from 'node:buffer';
 import type { Doc } from '../read-store.ts';
 import { TextBlock } from './text-block.ts';
-import type { Inflate } from './inflate-thread.ts';
 
 /**
  * How a snapshot chunk's entries are stored (`f: 4`): runs of entries of one collection, each run a
@@ -177,6 +176,9 @@ class ChunkBytes {
 
 const NEWLINE = 0x0a;
 const TAB = 0x09;
+
+/** Decompresses a snapshot chunk's stored bytes into its text. */
+export type Inflate = (z: Uint8Array) => Promise<Buffer>;
 
 /** Decompresses a chunk's stored bytes on this thread (see InflateThread for another). */
 export const inflateHere: Inflate = async (z) => brotliDecompressSync(z, { chunkSize: OUTPUT_CHUNK });

@@ -1,8 +1,7 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import { noPause, type BatchContext, type Pages, type Pause, type Projector } from '../projector.ts';
 import { isDocText, writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
-import { chunkText, COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, inflateHere, readChunk, type EncodedEntry, type Entry, type NewEntry, type RawRun, type StoredChunk } from './snapshot-chunks.ts';
-import type { Inflate } from './inflate-thread.ts';
+import { chunkText, COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type Inflate, type NewEntry, type RawRun, type StoredChunk } from './snapshot-chunks.ts';
 import { copyState, lazyCollection, viewState } from './lazy-docs.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
@@ -115,7 +114,7 @@ export const loadSnapshot = async (
   meta: SnapshotMeta,
   derived?: Projector['derived'],
   pause: Pause = noPause,
-  inflate: Inflate = inflateHere,
+  inflate?: Inflate,
 ): Promise<MemoryDocs> => {
   const { chain } = meta;
   let from = chain.length - 1;
@@ -140,7 +139,7 @@ export const loadSnapshot = async (
  * Applies the links of a chain onto `docs`, newest first: an entry whose document a later link
  * already set (or removed) is skipped, so only the newest version of each is kept, unparsed.
  */
-const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs, omitted: ReadonlySet<string>, pause: Pause, inflate: Inflate): Promise<void> => {
+const applyChain = async (reads: ReadStore, snapshot: string, chain: readonly string[], docs: MemoryDocs, omitted: ReadonlySet<string>, pause: Pause, inflate?: Inflate): Promise<void> => {
   const metas = await reads.getMany<SnapshotMeta>(SNAPSHOTS, chain);
   const stored: StoredChunk[][] = [];
   for (const id of chain) {
