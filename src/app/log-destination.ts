@@ -34,7 +34,10 @@ export class TurnBatchedDestination implements DestinationStream {
     setImmediate(this.handOn);
   }
 
-  /** For pino's `logger.flush(cb)`: the lines logged so far are handed on, and `cb` hears when they are written. */
+  /**
+   * For pino's `logger.flush(cb)`: the lines logged so far are handed on, and `cb` hears when the sink's own
+   * flush calls back (sonic-boom without a minLength does so at once, not when its write is done).
+   */
   flush(cb?: (err?: Error) => void): void {
     this.handOn();
     if (this.sink.flush) this.sink.flush(cb ?? (() => {}));
