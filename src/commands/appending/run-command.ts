@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newEventId } from '../../events/event-id.ts';
 import type { EventDecoder } from '../../events/decode.ts';
 import { domainCodecs } from '../../events/codecs.ts';
 import type { Decider, DomainEvent } from '../../domain/decider.ts';
@@ -59,7 +59,7 @@ const fromKept = <S>(loaded: Aggregate<S>, decider: { readonly initialState: S }
 export const toNewEvents = (produced: readonly DomainEvent[], metadata: EventMetadata): NewEvent[] =>
   produced.map((e) => {
     const version = domainCodecs[e.type]?.version ?? 1;
-    return { id: randomUUID(), type: e.type, data: e.data, metadata: version > 1 ? { ...metadata, schemaVersion: version } : metadata };
+    return { id: newEventId(), type: e.type, data: e.data, metadata: version > 1 ? { ...metadata, schemaVersion: version } : metadata };
   });
 
 export interface CommandResult<S> {

@@ -1,5 +1,5 @@
 /** Pure conversions between the EventStore port and the `@kurrent/kurrentdb-client` 1.x types. */
-import { randomUUID } from 'node:crypto';
+import { newEventId } from '../event-id.ts';
 import {
   ANY,
   NO_STREAM,
@@ -42,7 +42,7 @@ export const fromCurrentState = (current: CurrentStreamState): number => (curren
 
 export const toEventData = (event: NewEvent): EventData =>
   jsonEvent({
-    id: event.id ?? randomUUID(),
+    id: event.id ?? newEventId(),
     type: event.type,
     // JSON.stringify(undefined) yields no text at all, which the client cannot encode.
     data: (event.data ?? null) as JSONType,
@@ -57,7 +57,7 @@ export const toEventData = (event: NewEvent): EventData =>
 export const toMultiStreamEventData = (event: NewEvent): EventData => {
   const metadata: Record<string, string> = {};
   for (const [key, value] of Object.entries(event.metadata ?? {})) if (value !== undefined) metadata[key] = String(value);
-  return jsonEvent({ id: event.id ?? randomUUID(), type: event.type, data: (event.data ?? null) as JSONType, metadata });
+  return jsonEvent({ id: event.id ?? newEventId(), type: event.type, data: (event.data ?? null) as JSONType, metadata });
 };
 
 /** An exported event appended as it was, its original recorded time in the metadata. */

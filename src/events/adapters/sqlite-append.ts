@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { randomUUID } from 'node:crypto';
+import { newEventId } from '../event-id.ts';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type ExpectedRevision, type StreamAppend } from '../event-store.ts';
 
 /** An event as the events table holds it: data and metadata already JSON, the id chosen. */
@@ -24,7 +24,7 @@ export const encodeAppends = (appends: readonly StreamAppend[]): EncodedAppend[]
   appends.map(({ stream, events, expectedRevision = 'any' }) => ({
     stream,
     expectedRevision,
-    events: events.map((e) => ({ id: e.id ?? randomUUID(), type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata ?? {}) })),
+    events: events.map((e) => ({ id: e.id ?? newEventId(), type: e.type, data: JSON.stringify(e.data), metadata: JSON.stringify(e.metadata ?? {}) })),
   }));
 
 /**
