@@ -57,28 +57,34 @@ export const objectsProjector = (decode: EventDecoder): Projector => ({
   // An object's events are in its own stream and touch only its document and the links from it.
   byStream: { streamPrefix: objectStream('') },
   documentsOf: { [OBJECTS]: (recorded) => decode<ObjectEvent>(recorded).data.ref },
-  async apply(recorded: RecordedEvent, docs: DocAccess) {
+  apply(recorded: RecordedEvent, docs: DocAccess) {
     const event = decode<ObjectEvent>(recorded);
-    // From memory when the cache holds it: a promise per event is a visible share of a rebuild.
+    // From memory when the cache holds it, with no promise: a promise per event is a visible share of
+    // a rebuild, and a live batch's commit then comes in the same turn as the other projections' ones.
     const held = docs.peek?.<ObjectDoc>(OBJECTS, event.data.ref);
-    const before = held !== undefined ? held : await docs.get<ObjectDoc>(OBJECTS, event.data.ref);
-    const after = evolveObject(before, event, recorded.recordedAt);
-    const changed = event.type === 'ObjectAttributesChanged' ? event.data.set : event.type === 'ObjectCreated' ? after.attributes : {};
-    // Derived fields are recomputed only when what they derive from changed.
-    const derived =
-      before && !(TITLE in changed) && !(BEHAVIOUR in changed)
-        ? { title: before.title, titles: before.titles, behaviour: before.behaviour }
-        : derivedFields(after.attributes);
-    docs.put(OBJECTS, { ...after, id: after.ref, ...derived });
-    if (before && !touchesLinks(before, after, changed)) return;
-    // Only the links that differ are written.
-    const previous = new Map<string, LinkDoc>();
-    if (before) for (const l of linksOf(before)) previous.set(l.id, l);
-    for (const link of linksOf(after)) {
-      const old = previous.get(link.id);
-      previous.delete(link.id);
-      if (!old || !sameLink(old, link)) docs.put(OBJECT_LINKS, link);
-    }
-    for (const id of previous.keys()) docs.delete(OBJECT_LINKS, id);
+    if (held !== undefined) return applyObjectEvent(event, recorded.recordedAt, held, docs);
+    return docs.get<ObjectDoc>(OBJECTS, event.data.ref).then((before) => applyObjectEvent(event, recorded.recordedAt, before, docs));
   },
 });
+
+/** The objects projection's changes for one event, given the object's document before it. */
+const applyObjectEvent = (event: ObjectEvent, recordedAt: Date, before: ObjectDoc | null, docs: DocAccess): void => {
+  const after = evolveObject(before, event, recordedAt);
+  const changed = event.type === 'ObjectAttributesChanged' ? event.data.set : event.type === 'ObjectCreated' ? after.attributes : {};
+  // Derived fields are recomputed only when what they derive from changed.
+  const derived =
+    before && !(TITLE in changed) && !(BEHAVIOUR in changed)
+      ? { title: before.title, titles: before.titles, behaviour: before.behaviour }
+      : derivedFields(after.attributes);
+  docs.put(OBJECTS, { ...after, id: after.ref, ...derived });
+  if (before && !touchesLinks(before, after, changed)) return;
+  // Only the links that differ are written.
+  const previous = new Map<string, LinkDoc>();
+  if (before) for (const l of linksOf(before)) previous.set(l.id, l);
+  for (const link of linksOf(after)) {
+    const old = previous.get(link.id);
+    previous.delete(link.id);
+    if (!old || !sameLink(old, link)) docs.put(OBJECT_LINKS, link);
+  }
+  for (const id of previous.keys()) docs.delete(OBJECT_LINKS, id);
+};

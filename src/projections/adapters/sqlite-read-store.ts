@@ -91,6 +91,11 @@ export class SqliteReadStore implements ReadStore {
   private waiting: Promise<void> | undefined;
   /** Set on a view made by `fenced`: checked at the start of each of its write transactions. */
   private fence: LeaseFence | undefined;
+  /**
+   * The write transaction this connection has open for the writes asked in the current turn, and
+   * its commit (a microtask away): shared by the fenced views, which write on the same connection.
+   */
+  private readonly turn: { commit?: Promise<void> } = {};
 
   constructor(private readonly db: Database.Database, options: SqliteReadStoreOptions = {}) {
     this.lockWaitMs = db.pragma('busy_timeout', { simple: true }) as number;
@@ -123,9 +128,14 @@ export class SqliteReadStore implements ReadStore {
    * waiting so froze every request of the process. Gives up as the busy handler would, after the
    * busy timeout, with SQLite's own error. This store's writes keep the order they were asked in: one
    * asked while others wait goes after them.
+   *
+   * Writes asked in one turn share one transaction (see `joined`): the projections a live batch
+   * changes each commit, one after the other, and each BEGIN and COMMIT cost more than the few
+   * documents a push changes in each of them.
    */
   private async writing<T>(fn: () => T): Promise<T> {
-    if (this.waiting === undefined && this.tryBegin(false)) return this.inTransaction(fn);
+    if (this.turn.commit) return this.joined(fn);
+    if (this.waiting === undefined && this.tryBegin(false)) return this.joined(fn);
     const turn = (this.waiting ?? Promise.resolve()).then(() => this.lockThen(fn));
     const settled = turn.then(
       () => undefined,
@@ -140,24 +150,54 @@ export class SqliteReadStore implements ReadStore {
 
   private async lockThen<T>(fn: () => T): Promise<T> {
     const started = Date.now();
-    for (let attempt = 0; !this.tryBegin(Date.now() - started >= this.lockWaitMs); attempt++) {
+    for (let attempt = 0; !this.turn.commit && !this.tryBegin(Date.now() - started >= this.lockWaitMs); attempt++) {
       await sleep(Math.min(LOCK_RETRY_MS[Math.min(attempt, LOCK_RETRY_MS.length - 1)]!, Math.max(1, this.lockWaitMs - (Date.now() - started))));
     }
-    return this.inTransaction(fn);
+    return this.joined(fn);
   }
 
-  /** `fn` in the transaction just begun: committed, or rolled back if it throws. */
-  private inTransaction<T>(fn: () => T): T {
+  /**
+   * `fn` in a savepoint of the write transaction this connection holds: rolled back alone if it
+   * throws (the call fails at once, the others' writes stand), else answered once the transaction has
+   * committed. The transaction commits in a microtask, so the writes asked before this turn's
+   * microtasks have run join it, and no request of another turn (a macrotask) reads this connection
+   * while it is open. A failed COMMIT rolls back and fails every write in it.
+   */
+  private joined<T>(fn: () => T): Promise<T> {
+    const commit = (this.turn.commit ??= this.commitSoon());
+    this.stmt('SAVEPOINT write').run();
+    let out: T;
     try {
       // Under the write lock: a take-over (a write too) either came before, and is seen, or waits until after.
       if (this.fence) for (const lease of this.fence.leases) if (this.leases.ownerOf(lease) !== this.fence.owner) throw new LeaseLostError(lease, this.fence.owner);
-      const out = fn();
-      this.db.exec('COMMIT');
-      return out;
+      out = fn();
+      this.stmt('RELEASE write').run();
     } catch (e) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      throw e;
+      if (this.db.inTransaction) {
+        this.stmt('ROLLBACK TO write').run();
+        this.stmt('RELEASE write').run();
+      }
+      return Promise.reject(e);
     }
+    return commit.then(() => out);
+  }
+
+  private commitSoon(): Promise<void> {
+    const commit = new Promise<void>((resolve, reject) =>
+      queueMicrotask(() => {
+        this.turn.commit = undefined;
+        try {
+          this.db.exec('COMMIT');
+          resolve();
+        } catch (e) {
+          if (this.db.inTransaction) this.db.exec('ROLLBACK');
+          reject(e as Error);
+        }
+      }),
+    );
+    // Every write in it may have failed on its own already: then nobody else hears of a failed COMMIT.
+    commit.catch(() => undefined);
+    return commit;
   }
 
   /** BEGIN IMMEDIATE without waiting: false if another connection holds the lock (thrown on the last attempt). */

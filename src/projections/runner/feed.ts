@@ -12,9 +12,10 @@ export type Fold<M> = (member: M, batch: readonly RecordedEvent[], more: boolean
 /**
  * One reading of the log shared by several projections, so the log is read and parsed once however
  * many there are. Members may stand at different checkpoints: the reader starts at the oldest and
- * each member is handed only what lies past its own position. Members are served one after the
- * other, so the next batch waits for the slowest; a member whose batch failed leaves and retries on
- * a feed of its own.
+ * each member is handed only what lies past its own position. The members' folds of a batch start
+ * together (their commits are then asked in one turn, which the embedded store commits as one
+ * transaction) and the next batch waits for the slowest; a member whose batch failed leaves and
+ * retries on a feed of its own.
  */
 export class Feed<M extends Member> {
   private readonly members: Set<M>;
@@ -57,12 +58,14 @@ export class Feed<M extends Member> {
   }
 
   private async deliver(batch: readonly RecordedEvent[], more: boolean, fold: Fold<M>): Promise<void> {
+    const folds: Promise<void>[] = [];
     // A copy: a member may leave while the batch goes round.
     for (const member of [...this.members]) {
       if (this.stopped || member.stopped) continue;
       const from = batch.findIndex((e) => e.position > member.folded);
       if (from < 0) continue;
-      await fold(member, from === 0 ? batch : batch.slice(from), more);
+      folds.push(fold(member, from === 0 ? batch : batch.slice(from), more));
     }
+    await Promise.all(folds);
   }
 }

@@ -64,6 +64,36 @@ test('reads once from the oldest member and hands each only what lies past its o
   assert.equal(folds, ['a: 1,2,3 (more)', 'b: 3 (more)', 'a: 4', 'b: 4']);
 });
 
+test("the members' folds of a batch start together, and the next batch waits for all of them", async () => {
+  // Their commits are then asked in one turn, and the embedded store commits them in one transaction.
+  const log = fakeLog();
+  const started: string[] = [];
+  const release: (() => void)[] = [];
+  const a = member('a');
+  const b = member('b');
+  const feed = new Feed([a, b]);
+  feed.open({
+    events: log.events,
+    after: 0,
+    batchSize: 10,
+    fold: (m, batch) => {
+      started.push(`${m.name}: ${batch.map((e) => e.position).join(',')}`);
+      return new Promise<void>((resolve) => release.push(() => ((m.folded = batch[batch.length - 1]!.position), resolve())));
+    },
+    failed: () => undefined,
+  });
+  const delivered = log.push(1, 2);
+  await Promise.resolve();
+  assert.equal(started, ['a: 1,2', 'b: 1,2'], 'b began before a ended');
+  let done = false;
+  void delivered.then(() => (done = true));
+  release[0]!();
+  await new Promise((r) => setImmediate(r));
+  assert.is(done, false, 'the batch is not done while b folds');
+  release[1]!();
+  await delivered;
+});
+
 test('a member that has folded the whole batch, or has stopped, is skipped', async () => {
   const a = member('a', 5);
   const b = member('b', 0);
