@@ -48,6 +48,8 @@ export class LogWatch {
   private readonly lastOwn = new Map<string, number>();
   /** Events of this process's group commit being written and not yet told of (`appended`). */
   private unreported = 0;
+  /** Settles when a write under way ends; made when someone waits for that. */
+  private ended?: { readonly promise: Promise<void>; readonly resolve: () => void };
 
   constructor(
     private readonly events: EventStore,
@@ -82,11 +84,38 @@ export class LogWatch {
   /** A write of `events` more (or, when it has ended, fewer) of this process's events is under way. */
   writing(events: number): void {
     this.unreported += events;
+    if (events < 0 && this.ended) {
+      this.ended.resolve();
+      this.ended = undefined;
+    }
   }
 
-  /** Whether a state of `stream` complete up to `upTo` is complete at head `h` (from `position()`). */
+  /**
+   * Whether a state of `stream` complete up to `upTo` is complete at head `h` (from `position()`). It
+   * is complete through `head` then; a head read before this process's latest appends were answered
+   * (`h` behind `head`) finds it as complete as a read of the stream would, which reads to its end.
+   */
   current(stream: string, upTo: number, h: number): boolean {
-    return h === this.head && upTo >= this.chainStart && upTo >= (this.lastOwn.get(stream) ?? -1);
+    return h <= this.head && upTo >= this.chainStart && upTo >= (this.lastOwn.get(stream) ?? -1);
+  }
+
+  /**
+   * Whether this process's writes under way may account for head `h`: they are committed and not yet
+   * answered, so the head shows them before `appended` is told. Waiting for their answer (`written`)
+   * costs no work, where reading the stream costs a read of a file the commit has just changed.
+   */
+  mayExplain(h: number): boolean {
+    return h > this.head && h <= this.head + this.unreported;
+  }
+
+  /** Settles when the next write under way has ended (answered, or failed). */
+  written(): Promise<void> {
+    if (!this.ended) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.ended = { promise, resolve };
+    }
+    return this.ended.promise;
   }
 
   /** Records appends this process made (`results` as `appendMany` answered them). */
@@ -154,8 +183,13 @@ export class StreamStates<S, E extends DomainEvent> {
       await submitted;
       at = undefined;
     }
-    const kept = this.entries.get(stream);
+    let kept = this.entries.get(stream);
     const head = this.watch ? (at ?? (await this.watch.position())) : -1;
+    // Under load the head often shows a group of this process's committed a moment before its answer.
+    while (kept && this.watch && !this.watch.current(stream, kept.upTo, head) && this.watch.mayExplain(head)) {
+      await this.watch.written();
+      kept = this.entries.get(stream);
+    }
     if (kept && this.watch?.current(stream, kept.upTo, head)) {
       this.entries.touch(stream);
       return { state: kept.state, revision: kept.revision };

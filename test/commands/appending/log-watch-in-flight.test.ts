@@ -6,8 +6,8 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { LogWatch } from '../../../src/commands/appending/stream-states.ts';
-import type { EventStore, StreamAppend } from '../../../src/events/event-store.ts';
+import { LogWatch, StreamStates } from '../../../src/commands/appending/stream-states.ts';
+import type { EventStore, RecordedEvent, StreamAppend } from '../../../src/events/event-store.ts';
 
 const log = () => {
   const state = { head: 0 };
@@ -50,6 +50,70 @@ test('a move by someone else while an own group is under way restarts the chain 
   assert.is(after, 14);
   assert.not.ok(watch.current('other', 10, after), 'events that were not ours came between: read again');
   assert.ok(watch.current('other', 14, after), 'a state read at the new head is current');
+});
+
+test("a head read before this process's later appends: states complete through the newer head are current at it", async () => {
+  // A record reads the head once and loads its streams after: a group answered in between moved the
+  // head by our own events only, and a state of another stream is as complete as a read of it would be.
+  const { state, watch } = log();
+  state.head = 10;
+  const h = await watch.position();
+  watch.writing(2);
+  state.head = 12;
+  watch.appended([append('mine', 2)], [{ revision: 1, position: 12 }]);
+  watch.writing(-2);
+  assert.ok(watch.current('other', 10, h), 'no event of that stream came after 10');
+  assert.not.ok(watch.current('mine', 10, h), 'the stream written since is read again');
+  assert.ok(watch.current('mine', 12, h), 'its state with the append folded in is current');
+});
+
+/** Kept states over the fake log, whose one stream `other` has one event; reads of it counted. */
+const kept = () => {
+  const { state, watch } = log();
+  const reads = { count: 0 };
+  const recorded: RecordedEvent = { id: 'e', type: 'T', data: {}, metadata: {}, stream: 'other', revision: 0, position: 5, recordedAt: new Date(0) };
+  const events = {
+    headPosition: async () => state.head,
+    async *readStream(_: string, options?: { fromRevision?: number }) {
+      reads.count++;
+      if ((options?.fromRevision ?? 0) === 0) yield recorded;
+    },
+  } as unknown as EventStore;
+  const states = new StreamStates<number, { type: string; data: unknown }>(events, (e) => e as never, (n) => (n ?? 0) + 1, watch);
+  return { state, watch, states, reads };
+};
+
+test('a load at a head that own writes under way may explain waits for their answer instead of reading the stream', async () => {
+  const { state, watch, states, reads } = kept();
+  state.head = 10;
+  assert.equal(await states.load('other'), { state: 1, revision: 0 });
+  assert.is(reads.count, 1);
+  watch.writing(2);
+  state.head = 12; // committed by the writer thread, not yet answered
+  let loaded: unknown;
+  const loading = states.load('other').then((l) => (loaded = l));
+  await new Promise((r) => setImmediate(r));
+  assert.is(loaded, undefined, 'waits while the writes are under way');
+  watch.appended([append('mine', 2)], [{ revision: 1, position: 12 }]);
+  watch.writing(-2);
+  await loading;
+  assert.equal(loaded, { state: 1, revision: 0 });
+  assert.is(reads.count, 1, 'the move was our own: not read again');
+});
+
+test('and reads it when the answer shows that someone else moved the head', async () => {
+  const { state, watch, states, reads } = kept();
+  state.head = 10;
+  await states.load('other');
+  watch.writing(2);
+  state.head = 12; // another process's two events; ours land after them
+  const loading = states.load('other');
+  await new Promise((r) => setImmediate(r));
+  state.head = 14;
+  watch.appended([append('mine', 2)], [{ revision: 1, position: 14 }]);
+  watch.writing(-2);
+  assert.equal(await loading, { state: 1, revision: 0 });
+  assert.is(reads.count, 2, 'read again');
 });
 
 test('a move beyond what is under way restarts at once', async () => {
