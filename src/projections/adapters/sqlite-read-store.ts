@@ -134,8 +134,7 @@ export class SqliteReadStore implements ReadStore {
    * documents a push changes in each of them.
    */
   private async writing<T>(fn: () => T): Promise<T> {
-    if (this.turn.commit) return this.joined(fn);
-    if (this.waiting === undefined && this.tryBegin(false)) return this.joined(fn);
+    if (this.waiting === undefined && (this.turn.commit || this.tryBegin(false))) return this.joined(fn);
     const turn = (this.waiting ?? Promise.resolve()).then(() => this.lockThen(fn));
     const settled = turn.then(
       () => undefined,
