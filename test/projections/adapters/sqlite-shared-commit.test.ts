@@ -2,9 +2,9 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
+import type { SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
 import { CheckpointConflictError } from '../../../src/projections/read-store.ts';
-import { applySqlitePragmas } from '../../../src/drivers/sqlite.ts';
+import { countedReadStore, type TransactionCounts } from '../../support/counted-transactions.ts';
 import { tempDir } from '../../support/tmp.ts';
 
 // A live batch of the log is committed by each projection it changes (objects and the reporting
@@ -14,19 +14,10 @@ import { tempDir } from '../../support/tmp.ts';
 const test = suite('SQLite read store: writes asked together share one transaction');
 
 /** A store over a file, its `BEGIN IMMEDIATE`s and `COMMIT`s counted, and a second connection to read what is committed. */
-const withStore = async (run: (store: SqliteReadStore, counts: { begins: number; commits: number }, other: Database.Database) => Promise<void>) => {
+const withStore = async (run: (store: SqliteReadStore, counts: TransactionCounts, other: Database.Database) => Promise<void>) => {
   const dir = tempDir('svc-shared-commit');
   const file = join(dir.dir, 'read.db');
-  const db = new Database(file);
-  applySqlitePragmas(db);
-  const counts = { begins: 0, commits: 0 };
-  const exec = db.exec.bind(db);
-  db.exec = (sql: string) => {
-    if (sql === 'BEGIN IMMEDIATE') counts.begins++;
-    if (sql === 'COMMIT') counts.commits++;
-    return exec(sql);
-  };
-  const store = new SqliteReadStore(db);
+  const { store, counts } = countedReadStore(file);
   const other = new Database(file);
   try {
     await store.ensureCollection({ name: 'a', indexes: [] });

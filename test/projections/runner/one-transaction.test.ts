@@ -1,12 +1,10 @@
-import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { applySqlitePragmas } from '../../../src/drivers/sqlite.ts';
 import { openSqliteEventStore } from '../../../src/events/adapters/sqlite-event-store.ts';
-import { SqliteReadStore } from '../../../src/projections/adapters/sqlite-read-store.ts';
 import type { Projector } from '../../../src/projections/projector.ts';
 import { ProjectionRunner } from '../../../src/projections/runner.ts';
+import { countedReadStore } from '../../support/counted-transactions.ts';
 import { tempDir } from '../../support/tmp.ts';
 
 // A push's event changes the objects projection and the reporting collections that show the object:
@@ -30,16 +28,7 @@ const counter = (name: string): Projector => ({
 test('three projections, one live event: one BEGIN and one COMMIT, every checkpoint moved', async () => {
   const tmp = tempDir('svc-one-transaction');
   const events = openSqliteEventStore(join(tmp.dir, 'events.db'), { pollIntervalMs: 20 });
-  const db = new Database(join(tmp.dir, 'read.db'));
-  applySqlitePragmas(db);
-  const counts = { begins: 0, commits: 0 };
-  const exec = db.exec.bind(db);
-  db.exec = (sql: string) => {
-    if (sql === 'BEGIN IMMEDIATE') counts.begins++;
-    if (sql === 'COMMIT') counts.commits++;
-    return exec(sql);
-  };
-  const reads = new SqliteReadStore(db);
+  const { store: reads, counts } = countedReadStore(join(tmp.dir, 'read.db'));
   const runner = new ProjectionRunner({ events, reads, projectors: [counter('a'), counter('b'), counter('c')], batchSize: 64, leaseTtlMs: 600_000, leaseRenewMs: 300_000 });
   // (Leases renewed only every five minutes: no renewal's transaction among the ones counted.)
   try {
