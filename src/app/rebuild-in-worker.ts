@@ -1,10 +1,11 @@
 import { Worker } from 'node:worker_threads';
 import { workerBootstrap } from '../drivers/worker-bootstrap.ts';
 import type { Config } from '../config/config.ts';
-import { combinedProgress, keepRebuildLeases, rebuildGroups, rebuildLeaseTtl, rebuildMemory, RebuildInProgressError, type GroupShare, type RebuildProgress } from '../projections/rebuild.ts';
+import { combinedProgress, keepRebuildLeases, rebuildGroups, rebuildLeaseTtl, rebuildMemory, REBUILD_OLD_SPACE_FLOOR_MB, RebuildInProgressError, type GroupShare, type RebuildProgress } from '../projections/rebuild.ts';
 import type { LeaseStore } from '../projections/read-store.ts';
 import type { RebuildLauncher } from '../projections/runner.ts';
 import { PartQueue } from '../projections/stream-share.ts';
+import { withOldSpaceFloor } from '../drivers/worker-heap.ts';
 import type { RebuildWorkerInput, RebuildWorkerMessage, ShareMessage } from './rebuild-worker.ts';
 
 const bootstrap = workerBootstrap(import.meta.url, 'rebuild-worker');
@@ -32,7 +33,7 @@ const failure = (message: { readonly message: string; readonly stack?: string })
  * streams), its memory bounded by its config's cache. Resolves to its progress, or undefined for
  * a worker that only helped. `post` sends it a message.
  */
-const runWorker = (config: Config, names: readonly string[], owner: string, options: Options, relay: Relay, signal: AbortSignal): { done: Promise<RebuildProgress | undefined>; post: (m: ShareMessage) => void } => {
+const runWorker = (config: Config, names: readonly string[], owner: string, options: Options, relay: Relay, signal: AbortSignal): { worker: Worker; done: Promise<RebuildProgress | undefined>; post: (m: ShareMessage) => void } => {
   const { onProgress, workers: _, leases, ...rest } = options;
   const input: RebuildWorkerInput = { config, projections: names, owner, ...rest, progress: onProgress !== undefined, ...(relay.share ? { share: relay.share } : {}) };
   const worker = new Worker(bootstrap, { eval: true, workerData: input, resourceLimits: { maxOldGenerationSizeMb: rebuildMemory(config.rebuildCacheBytes).maxOldGenerationSizeMb } });
@@ -64,7 +65,7 @@ const runWorker = (config: Config, names: readonly string[], owner: string, opti
       settled = true;
     });
   });
-  return { done, post: (m) => worker.postMessage(m) };
+  return { worker, done, post: (m) => worker.postMessage(m) };
 };
 
 /**
@@ -88,7 +89,7 @@ export const rebuildInWorker =
     const latest: (RebuildProgress | undefined)[] = groups.map(() => undefined);
     const report = more.onProgress;
     // The queue of shared streams' parts is kept here: the owner offers them, every worker takes them by message.
-    const workers: { post: (m: ShareMessage) => void }[] = [];
+    const workers: ReturnType<typeof runWorker>[] = [];
     const shared = groups.find((g) => g.share?.role === 'owner');
     const queue = shared && new PartQueue(shared.share!.projection);
     void queue?.done.then(() => workers[groups.indexOf(shared!)]!.post({ kind: 'share-helped' }), () => undefined);
@@ -98,25 +99,31 @@ export const rebuildInWorker =
       else void queue?.take().then((part) => workers[i]!.post({ kind: 'share-part', part }));
     };
     try {
-      const runs = groups.map((g, i) => {
-        // Shared by the documents each group keeps, not by its CPU cost: the objects projection costs
-        // much CPU but, folded stream by stream, holds few documents at a time.
-        const share = groups.length === 1 ? config.rebuildCacheBytes : Math.floor((config.rebuildCacheBytes * g.state) / total);
-        const onProgress =
-          report &&
-          g.projectors.length > 0 &&
-          ((p: RebuildProgress) => {
-            latest[i] = p;
-            if (latest.every((l, k) => l !== undefined || groups[k]!.projectors.length === 0)) report(combinedProgress(latest.filter((l) => l !== undefined)));
-          });
-        const names = g.projectors.map((p) => p.name);
-        const run = runWorker({ ...config, rebuildCacheBytes: share }, names, owner, { ...more, ...(onProgress ? { onProgress } : {}) }, { ...(g.share ? { share: g.share } : {}), onShare: onShare(i) }, stopAll.signal);
-        workers.push(run);
-        return run.done.catch((e: unknown) => {
+      // The workers' heaps start with room for the documents their folds promote and replace (see REBUILD_OLD_SPACE_FLOOR_MB).
+      withOldSpaceFloor(REBUILD_OLD_SPACE_FLOOR_MB, () =>
+        groups.map((g, i) => {
+          // Shared by the documents each group keeps, not by its CPU cost: the objects projection costs
+          // much CPU but, folded stream by stream, holds few documents at a time.
+          const share = groups.length === 1 ? config.rebuildCacheBytes : Math.floor((config.rebuildCacheBytes * g.state) / total);
+          const onProgress =
+            report &&
+            g.projectors.length > 0 &&
+            ((p: RebuildProgress) => {
+              latest[i] = p;
+              if (latest.every((l, k) => l !== undefined || groups[k]!.projectors.length === 0)) report(combinedProgress(latest.filter((l) => l !== undefined)));
+            });
+          const names = g.projectors.map((p) => p.name);
+          const run = runWorker({ ...config, rebuildCacheBytes: share }, names, owner, { ...more, ...(onProgress ? { onProgress } : {}) }, { ...(g.share ? { share: g.share } : {}), onShare: onShare(i) }, stopAll.signal);
+          workers.push(run);
+          return run.worker;
+        }),
+      );
+      const runs = workers.map((run) =>
+        run.done.catch((e: unknown) => {
           stop();
           throw e;
-        });
-      });
+        }),
+      );
       const settled = await Promise.allSettled(runs);
       const failure = settled.find((s) => s.status === 'rejected');
       if (failure) throw failure.reason;

@@ -1,0 +1,56 @@
+/**
+ * Worker threads started with a floor under their old generation: V8 lets it grow to the floor
+ * before collecting it whole, where by default it keeps its limit a little above what survives. A
+ * thread started once they are online has V8's default again.
+ */
+import { once } from 'node:events';
+import { Worker } from 'node:worker_threads';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { withOldSpaceFloor } from '../../src/drivers/worker-heap.ts';
+
+const test = suite('worker heap: a floor under the old generation');
+
+// Keeps 50,000 small objects and replaces them one at a time, as a fold replaces the documents it
+// keeps: each lives long enough to be promoted, then is garbage in the old generation. Answers the
+// largest old space seen and how many full collections there were.
+const PROMOTING = `
+const { parentPort } = require('node:worker_threads');
+const v8 = require('node:v8');
+const { PerformanceObserver, constants } = require('node:perf_hooks');
+let full = 0;
+new PerformanceObserver((list) => { for (const e of list.getEntries()) if (e.detail.kind === constants.NODE_PERFORMANCE_GC_MAJOR) full++; }).observe({ entryTypes: ['gc'] });
+const oldSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_size;
+const kept = new Map();
+let peak = 0;
+let i = 0;
+const step = () => {
+  for (const end = i + 100000; i < end; i++) kept.set(i % 50000, { text: 'document ' + i, values: [i, i + 1, { at: i }] });
+  peak = Math.max(peak, oldSpace());
+  if (i < 3000000) setImmediate(step);
+  else setImmediate(() => parentPort.postMessage({ peakMb: peak / 2 ** 20, full }));
+};
+step();
+`;
+
+const run = async (worker: Worker) => {
+  const [answer] = (await once(worker, 'message')) as [{ peakMb: number; full: number }];
+  await worker.terminate();
+  return answer;
+};
+
+test('a thread started with a floor grows its old generation to it; one started after has the default again', async () => {
+  // Bounded as a rebuild worker is: V8 sizes a bounded heap's default limits by the bound.
+  const options = { eval: true, resourceLimits: { maxOldGenerationSizeMb: 300 } };
+  const [floored] = withOldSpaceFloor(96, () => [new Worker(PROMOTING, options)]);
+  await once(floored!, 'online');
+  // The flag is put back once the floored thread is online (a promise turn later).
+  await new Promise((r) => setImmediate(r));
+  const plain = new Worker(PROMOTING, options);
+  const [withFloor, without] = await Promise.all([run(floored!), run(plain)]);
+  assert.ok(withFloor.peakMb >= 64, `old space with the floor reached ${withFloor.peakMb.toFixed(1)} MB`);
+  assert.ok(without.peakMb < 64, `old space without reached ${without.peakMb.toFixed(1)} MB`);
+  assert.ok(withFloor.full < without.full, `full collections: ${withFloor.full} with the floor, ${without.full} without`);
+});
+
+test.run();
