@@ -130,6 +130,18 @@ export interface RebuildOptions {
 export const DEFAULT_REBUILD_CACHE_BYTES = 48 * 2 ** 20;
 
 /**
+ * Megabytes a rebuild worker's old generation may grow to before V8 collects it whole (see
+ * withOldSpaceFloor). Its folds keep the documents they read, which are promoted and then replaced
+ * as events change them: by default V8 kept the limit a little above the few tens of megabytes
+ * alive, and each worker of a fresh service's catch-up over 1M events collected its whole heap
+ * 108-153 times. 96 MB halved that with the process's peak where it was; from 112 MB the garbage
+ * held showed in the peak, which the catch-up must keep within 600 MB (the README's table, measured
+ * on Node 20; Node 24's V8 collects such a heap less often by itself and gains less). Fixed,
+ * whatever the log's length.
+ */
+export const REBUILD_OLD_SPACE_FLOOR_MB = 96;
+
+/**
  * What a process (or worker thread) given over to rebuilds needs besides its document cache: a
  * heap that holds the cache (about three times its JSON) and what a page of the log and a commit
  * take, and a read store page cache as large as the document cache (the rebuild writes mostly new
@@ -144,23 +156,6 @@ export const DEFAULT_REBUILD_CACHE_BYTES = 48 * 2 ** 20;
  * each bounded by its share) the rebuild took 13% less time on average (17% less CPU); a fresh
  * service's catch-up, which runs the same workers, showed no gain beyond the machine's noise.
  */
-/**
- * Megabytes a rebuild worker's old generation may grow to before V8 collects it whole (see
- * withOldSpaceFloor). Its folds keep the documents they read, which are promoted and then replaced
- * as events change them: by default V8 kept the limit a little above the few tens of megabytes
- * alive, and each worker of a fresh service's catch-up over 1M events collected its whole heap
- * 108-153 times (5.7-8.3 s of its time, with V8's helper threads marking beside it). Measured on
- * that catch-up (one run each unless two are given; CPU seconds of the whole process, peak
- * resident set): no floor 193 and 210 s, 544 and 560 MB; 96 MB, 45-73 full collections a worker,
- * 183 and 171 s, 546 and 564 MB; 112 MB, 29-45, 165 and 230 s (the machine's noise), 597 and 593 MB;
- * 128 MB, 21-34, 162 and 160 s, 597 and 608 MB. Past 96 MB the garbage it holds shows in the
- * process's peak, which the catch-up must keep within 600 MB; the floor is fixed, whatever the log's
- * length. Measured on Node 20 (V8 11.3). Node 24's V8 (13.6) collects such a heap less often by
- * itself, and takes the initial size less as a floor: a worker keeping and replacing 100,000 small
- * objects was collected whole 27 times on Node 20 and 14 on Node 24 by default, 7 and 10 with 96 MB.
- */
-export const REBUILD_OLD_SPACE_FLOOR_MB = 96;
-
 export const rebuildMemory = (cacheBytes: number) => ({
   maxOldGenerationSizeMb: Math.ceil((8 * cacheBytes) / 2 ** 20) + 96,
   pageCacheBytes: Math.max(16 * 2 ** 20, cacheBytes),
