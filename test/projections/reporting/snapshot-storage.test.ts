@@ -190,6 +190,40 @@ test('entries read back as written: odd ids and names, a document without its id
   assert.equal(await chunkEntries(doc), order.flatMap((c) => entries.filter(([other]) => other === c)));
 });
 
+/** A chunk's text as the format describes it (see snapshot-chunks.ts), lines joined, written here with none of its code. */
+const formatText = (entries: readonly Entry[]): string => {
+  const esc = (s: string) => s.replace(/[\\\t\n]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : '\\n'));
+  const lines: string[] = [];
+  for (const collection of new Set(entries.map(([c]) => c))) {
+    const run = entries.filter(([c]) => c === collection);
+    lines.push(`\t${esc(collection)}\t${run.length}`, ...run.map(([, id]) => esc(id)));
+    for (const [, id, doc] of run) {
+      if (doc === null) lines.push('');
+      else {
+        const { id: _, ...rest } = doc as Doc;
+        lines.push(JSON.stringify(rest));
+      }
+    }
+  }
+  return lines.join('\n');
+};
+
+test('a chunk\'s text is exactly its lines, whatever its ids, names and documents take in UTF-8', () => {
+  const entries: Entry[] = [
+    ['objects', 'é日本', { id: 'é日本', title: 'naïve 🦆 \u0000 \\' }],
+    ['rows', 'only', { id: 'only' }],
+    ['objects', 'gone', null],
+    ['rc_é\tx', 'plain', { id: 'plain', list: ['日本', 1], nested: { id: 'inner', s: '\u2028' } }],
+    ['objects', '"quoted" \\ id', { id: '"quoted" \\ id', n: 1 }],
+    ['objects', '\\\\', { id: '\\\\', n: 2 }],
+    ['rows', 'late', { title: 'id last', id: 'late' }],
+    ['objects', '\ud800', { id: '\ud800', n: 3 }],
+  ];
+  // As bytes: a lone surrogate is written as U+FFFD both ways.
+  assert.equal(textOf(entries.map(encodeEntry)), Buffer.from(formatText(entries)));
+  assert.is(textOf([encodeEntry(['objects', 'one', { id: 'one', t: 'ü' }])]).toString('utf8'), '\tobjects\t1\none\n{"t":"ü"}');
+});
+
 test('chunks written before as one line per entry (format 2) still load', async (ctx) => {
   const reads = await open(ctx);
   const docs = people(30);
