@@ -219,7 +219,6 @@ class ChunkBytes {
   }
 }
 
-
 /** Decompresses a snapshot chunk's stored bytes into its text. */
 export type Inflate = (z: Uint8Array) => Promise<Buffer>;
 
