@@ -9,6 +9,7 @@ import type { CollectionDef } from '../domain/reporting/collection.ts';
 import { collectionFold } from '../projections/reporting/collection-fold.ts';
 import { loadCollections } from './load-collections.ts';
 import { withSnapshots } from '../projections/reporting/snapshots.ts';
+import type { Deflate } from '../projections/reporting/snapshot-chunks.ts';
 import { loadSchema } from './load-schema.ts';
 import type { Schema } from '../domain/schema.ts';
 
@@ -24,12 +25,17 @@ export interface AppModel {
   readonly projectors: readonly Projector[];
 }
 
-export const loadAppModel = (config: Config): AppModel => {
+/** How a model's collection folds compress their snapshots (see Deflate): on the thread pool unless said. */
+export interface AppModelOptions {
+  readonly snapshotDeflate?: Deflate;
+}
+
+export const loadAppModel = (config: Config, options: AppModelOptions = {}): AppModel => {
   const schema = loadSchema(config.schemaFile);
   const models = loadModels(config.modelsFile, schema);
   const collections = loadCollections(config.collectionsFile, schema);
   const decode = eventDecoder(domainCodecs);
   const folds = new Map(collections.map((c) => [c.name, collectionFold(c, schema, decode)]));
-  const projectors = [...allProjectors(decode), ...[...folds.values()].map((f) => withSnapshots(f, config.snapshotInterval))];
+  const projectors = [...allProjectors(decode), ...[...folds.values()].map((f) => withSnapshots(f, config.snapshotInterval, options.snapshotDeflate))];
   return { schema, models, collections, decode, folds, projectors };
 };

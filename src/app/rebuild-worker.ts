@@ -9,6 +9,7 @@ import { helpRebuild, rebuildMemory, rebuildProjections, RebuildInProgressError,
 import { type HelperShare, type OwnerShare, type SharedParts, type StreamOffer, type StreamPart } from '../projections/stream-share.ts';
 import { loadAppModel } from './app-model.ts';
 import { openEngines } from './engines.ts';
+import { deflateHere } from '../projections/reporting/snapshot-chunks.ts';
 
 export interface RebuildWorkerInput {
   readonly config: Config;
@@ -78,7 +79,8 @@ const shareOf = (share: GroupShare): OwnerShare | HelperShare => {
 };
 
 const run = async (): Promise<RebuildWorkerMessage> => {
-  const model = loadAppModel(input.config);
+  // This thread's loop serves no request: snapshot chunks are compressed on it, not handed to the pool and waited for.
+  const model = loadAppModel(input.config, { snapshotDeflate: deflateHere });
   // A rebuild runs in the background: it waits for the other workers' and the service's large commits
   // (seconds each at a million events) rather than failing after the interactive 5 s.
   const engines = await openEngines(input.config, { readStorePageCacheBytes: rebuildMemory(input.config.rebuildCacheBytes).pageCacheBytes, readStoreBusyTimeoutMs: REBUILD_BUSY_TIMEOUT_MS });

@@ -1,7 +1,7 @@
 import { MemoryDocs } from '../batch-docs.ts';
 import { noPause, type BatchContext, type Pages, type Pause, type Projector } from '../projector.ts';
 import { isDocText, writeOpBytes, type ReadStore, type WriteOp } from '../read-store.ts';
-import { chunkText, COMPRESSED_SHARE, encodeChunk, encodeEntry, entryBytes, readChunk, type EncodedEntry, type Entry, type Inflate, type NewEntry, type RawRun, type StoredChunk } from './snapshot-chunks.ts';
+import { chunkText, COMPRESSED_SHARE, deflateOnPool, encodeChunk, encodeEntry, entryBytes, readChunk, type Deflate, type EncodedEntry, type Entry, type Inflate, type NewEntry, type RawRun, type StoredChunk } from './snapshot-chunks.ts';
 import { copyState, lazyCollection, viewState } from './lazy-docs.ts';
 
 /** Snapshots of collection folds: where an answer "as at" a past instant starts its replay. */
@@ -271,14 +271,14 @@ const deleteSnapshots = async (reads: ReadStore, metas: readonly SnapshotMeta[])
  * encoded once: its text sizes the chunk and is what is compressed. The entries come a page at a
  * time: a promise per entry was over a quarter of what a rebuild's snapshots allocated.
  */
-async function* toChunks(id: string, pages: Pages<NewEntry>, maxBytes: number): AsyncGenerator<Sized> {
+async function* toChunks(id: string, pages: Pages<NewEntry>, maxBytes: number, deflate: Deflate): AsyncGenerator<Sized> {
   // What the rest of a chunk document takes (the longest id a snapshot's chunk can have, the keys), so the whole stays within maxBytes.
   const budget = Math.floor((maxBytes - Buffer.byteLength(JSON.stringify({ id: `${id}#${Number.MAX_SAFE_INTEGER}`, f: 4, z: null }))) * COMPRESSED_SHARE);
   let count = 0;
   let encoded: EncodedEntry[] = [];
   let bytes = 0;
   const flush = async (): Promise<Sized> => {
-    const doc = await encodeChunk(`${id}#${count++}`, chunkText(encoded));
+    const doc = await encodeChunk(`${id}#${count++}`, chunkText(encoded), deflate);
     encoded = [];
     bytes = 0;
     return sized({ kind: 'put', collection: SNAPSHOTS, doc });
@@ -309,11 +309,11 @@ interface Tracker {
   upTo?: number;
 }
 
-const writeSnapshot = async (reads: ReadStore, key: string, pages: Pages<NewEntry>, position: number, recordedAt: Date, chain: readonly string[], generation: number) => {
+const writeSnapshot = async (reads: ReadStore, key: string, pages: Pages<NewEntry>, position: number, recordedAt: Date, chain: readonly string[], generation: number, deflate: Deflate) => {
   const id = `${key}@${position}`;
   let chunks = 0;
   const counted = async function* () {
-    for await (const chunk of toChunks(id, pages, Math.min(CHUNK_BYTES, reads.maxBatch.bytes))) {
+    for await (const chunk of toChunks(id, pages, Math.min(CHUNK_BYTES, reads.maxBatch.bytes), deflate)) {
       chunks++;
       yield chunk;
     }
@@ -331,8 +331,9 @@ const writeSnapshot = async (reads: ReadStore, key: string, pages: Pages<NewEntr
  * documents changed since the previous one; a full copy of the fold's state is written when
  * this process has no record of the changes, or when the deltas on the last full copy add up to
  * more documents than it holds (during a rebuild, three times more: see REBUILD_CHAIN_RATIO).
+ * Chunks are compressed by `deflate`: on the thread pool, unless no event loop is to be kept free.
  */
-export const withSnapshots = (fold: Projector, interval: number): Projector => {
+export const withSnapshots = (fold: Projector, interval: number, deflate: Deflate = deflateOnPool): Projector => {
   const trackers = new Map<string, Tracker>();
   const omitted = new Set(fold.derived?.collections);
   const stored = fold.collections.filter((c) => !omitted.has(c.name));
@@ -367,7 +368,7 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
       const short = links < MAX_CHAIN || (links < MAX_LINKS && 2 * t.chainDocs < t.baseDocs);
       const onto = delta && t.last && short && t.chainDocs + delta.length <= t.baseDocs * ratio ? t.last : null;
       if (onto && (await ctx.reads.get(SNAPSHOTS, onto.id))) {
-        t.last = await writeSnapshot(ctx.reads, key, [delta!], last.position, last.recordedAt, onto.chain, generation);
+        t.last = await writeSnapshot(ctx.reads, key, [delta!], last.position, last.recordedAt, onto.chain, generation, deflate);
         t.chainDocs += delta!.length;
       } else {
         // Streamed: a fold's whole state need not fit in memory twice (or at all, once a rebuild spills it).
@@ -381,7 +382,7 @@ export const withSnapshots = (fold: Projector, interval: number): Projector => {
             }
           }
         };
-        t.last = await writeSnapshot(ctx.reads, key, entries(), last.position, last.recordedAt, [], generation);
+        t.last = await writeSnapshot(ctx.reads, key, entries(), last.position, last.recordedAt, [], generation, deflate);
         t.baseDocs = count;
         t.chainDocs = 0;
       }
