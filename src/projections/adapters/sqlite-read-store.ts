@@ -30,14 +30,13 @@ import { SqliteLeases } from './sqlite-leases.ts';
 import { packBytes, unpackDoc } from './sqlite-bytes.ts';
 
 const column = (field: string) => (field === 'id' ? 'id' : `"f_${field.replaceAll('.', '__')}"`);
-const indexName = (table: string, field: string) => `"ix_${table}__${field.replaceAll('.', '__')}"`;
 /**
  * A compound index is kept in `_collections` beside the declared fields as its fields joined by
  * `+` (never part of a field path, so never taken for a field a query may name).
  */
 const COMPOUND = '+';
-const indexSql = (table: string, entry: string) =>
-  `CREATE INDEX IF NOT EXISTS ${indexName(table, entry)} ON "${table}" (${entry.split(COMPOUND).map(column).join(', ')})`;
+/** The columns an index entry (a field, or a compound entry) covers, as SQLite lists them. */
+const columnsOf = (entry: string) => entry.split(COMPOUND).map((f) => column(f).replaceAll('"', ''));
 const sqlValue = (v: unknown) => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
 
 const checkName = (name: string) => {
@@ -255,13 +254,36 @@ export class SqliteReadStore implements ReadStore {
         if (!existing.has(col.slice(1, -1))) {
           this.db.exec(`ALTER TABLE "${name}" ADD COLUMN ${col} GENERATED ALWAYS AS (json_extract(doc, '$.${field}')) VIRTUAL`);
         }
-        this.db.exec(`CREATE INDEX IF NOT EXISTS ${indexName(name, field)} ON "${name}" (${col})`);
       }
-      for (const entry of compound) this.db.exec(indexSql(name, entry));
+      this.indexSync(name, [...indexes.filter((f) => f !== 'id'), ...compound]);
       const all = new Set([...this.declaredOrEmpty(name), ...indexes, ...compound]);
       this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(name, JSON.stringify([...all]));
       this.indexes.set(name, all);
     });
+  }
+
+  /**
+   * Gives `table` an index on each of `entries` it has none on. An index keeps its name when its table
+   * is renamed (a rebuilt copy switched in) and SQLite cannot rename one, so a name is looked for
+   * rather than derived: the first free of `ix_<table>__<entry>` and the same with a number after it
+   * (the live collection may hold the names its copy had, while the next copy is made under them).
+   */
+  private indexSync(table: string, entries: readonly string[]): void {
+    const covered = new Set(
+      (this.db.prepare("SELECT name FROM pragma_index_list(?) WHERE origin = 'c'").all(table) as { name: string }[]).map((i) =>
+        (this.db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno').all(i.name) as { name: string }[]).map((c) => c.name).join(','),
+      ),
+    );
+    const taken = this.db.prepare<[string]>("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?");
+    for (const entry of entries) {
+      const columns = columnsOf(entry);
+      if (covered.has(columns.join(','))) continue;
+      const base = `ix_${table}__${entry.replaceAll('.', '__')}`;
+      let name = base;
+      for (let n = 2; taken.get(name) !== undefined; n++) name = `${base}__${n}`;
+      this.db.exec(`CREATE INDEX "${name}" ON "${table}" (${columns.map((c) => (c === 'id' ? c : `"${c}"`)).join(', ')})`);
+      covered.add(columns.join(','));
+    }
   }
 
   private declaredOrEmpty(name: string): Set<string> {
@@ -510,13 +532,8 @@ export class SqliteReadStore implements ReadStore {
     const fields = this.declared(from);
     checkName(to);
     this.db.exec(`DROP TABLE IF EXISTS "${to}"`);
+    // Its indexes go with it, under the names they had (see indexSync).
     this.db.exec(`ALTER TABLE "${from}" RENAME TO "${to}"`);
-    // Index names embed the table name: re-create them so a new collection called `from` can have its own.
-    for (const field of fields) {
-      if (field === 'id') continue;
-      this.db.exec(`DROP INDEX IF EXISTS ${indexName(from, field)}`);
-      this.db.exec(indexSql(to, field));
-    }
     this.db.prepare('DELETE FROM _collections WHERE name = ?').run(from);
     this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(to, JSON.stringify([...fields]));
     this.forget(from);
