@@ -29,14 +29,14 @@ import { migrateCheckpoints, parseMark, SqliteSwitchMarks } from './sqlite-switc
 import { SqliteLeases } from './sqlite-leases.ts';
 import { packBytes, unpackDoc } from './sqlite-bytes.ts';
 
-const column = (field: string) => (field === 'id' ? 'id' : `"f_${field.replaceAll('.', '__')}"`);
+/** A field's column as SQLite names it, and as SQL refers to it. */
+const columnName = (field: string) => (field === 'id' ? 'id' : `f_${field.replaceAll('.', '__')}`);
+const column = (field: string) => (field === 'id' ? 'id' : `"${columnName(field)}"`);
 /**
  * A compound index is kept in `_collections` beside the declared fields as its fields joined by
  * `+` (never part of a field path, so never taken for a field a query may name).
  */
 const COMPOUND = '+';
-/** The columns an index entry (a field, or a compound entry) covers, as SQLite lists them. */
-const columnsOf = (entry: string) => entry.split(COMPOUND).map((f) => column(f).replaceAll('"', ''));
 const sqlValue = (v: unknown) => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
 
 const checkName = (name: string) => {
@@ -251,7 +251,7 @@ export class SqliteReadStore implements ReadStore {
       for (const field of indexes) {
         if (field === 'id') continue;
         const col = column(field);
-        if (!existing.has(col.slice(1, -1))) {
+        if (!existing.has(columnName(field))) {
           this.db.exec(`ALTER TABLE "${name}" ADD COLUMN ${col} GENERATED ALWAYS AS (json_extract(doc, '$.${field}')) VIRTUAL`);
         }
       }
@@ -269,20 +269,22 @@ export class SqliteReadStore implements ReadStore {
    * (the live collection may hold the names its copy had, while the next copy is made under them).
    */
   private indexSync(table: string, entries: readonly string[]): void {
+    const indexed = this.db.prepare<[string], { name: string }>('SELECT name FROM pragma_index_info(?) ORDER BY seqno');
     const covered = new Set(
       (this.db.prepare("SELECT name FROM pragma_index_list(?) WHERE origin = 'c'").all(table) as { name: string }[]).map((i) =>
-        (this.db.prepare('SELECT name FROM pragma_index_info(?) ORDER BY seqno').all(i.name) as { name: string }[]).map((c) => c.name).join(','),
+        indexed.all(i.name).map((c) => c.name).join(','),
       ),
     );
     const taken = this.db.prepare<[string]>("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?");
     for (const entry of entries) {
-      const columns = columnsOf(entry);
-      if (covered.has(columns.join(','))) continue;
+      const fields = entry.split(COMPOUND);
+      const columns = fields.map(columnName).join(',');
+      if (covered.has(columns)) continue;
       const base = `ix_${table}__${entry.replaceAll('.', '__')}`;
       let name = base;
       for (let n = 2; taken.get(name) !== undefined; n++) name = `${base}__${n}`;
-      this.db.exec(`CREATE INDEX "${name}" ON "${table}" (${columns.map((c) => (c === 'id' ? c : `"${c}"`)).join(', ')})`);
-      covered.add(columns.join(','));
+      this.db.exec(`CREATE INDEX "${name}" ON "${table}" (${fields.map(column).join(', ')})`);
+      covered.add(columns);
     }
   }
 
