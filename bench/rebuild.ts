@@ -48,8 +48,6 @@ import { serviceProcess } from './service-form.ts';
 import { formatRate, progress, round, seededRandom, summarize, type Benchmark, type BenchmarkResult } from './support.ts';
 
 const TARGET_EVENTS_PER_SEC = 50_000;
-/** Node's flags as the `svc` bin's #! line gives them (README, Deployment): one garbage-collector thread per isolate. */
-const SVC_NODE_FLAGS = ['--single-threaded-gc'];
 /** Of the read + parse rate of the same log, measured in the same run. */
 const TARGET_RATIO = 0.45;
 const TARGET_PEAK_RSS_MB = 600;
@@ -119,7 +117,7 @@ const readState = async (server: ServerProcess, auth: Record<string, string>, re
 const runRebuild = (dataDir: string) => {
   let run: RebuildRun | undefined;
   const worker = serviceProcess();
-  const child = spawn(process.execPath, [...SVC_NODE_FLAGS, ...(worker.tsx ? ['--import', 'tsx'] : []), fileURLToPath(new URL('./rebuild-worker.mjs', import.meta.url))], {
+  const child = spawn(process.execPath, [...(worker.tsx ? ['--import', 'tsx'] : []), fileURLToPath(new URL('./rebuild-worker.mjs', import.meta.url))], {
     env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SVC_'))), ...worker.env, SVC_DATA_DIR: dataDir, SVC_ADMIN_TOKEN: ADMIN_TOKEN, SVC_LOG_LEVEL: 'warn', SVC_REBUILD_WORKERS: String(REBUILD_WORKERS) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --single-threaded-gc
+#!/usr/bin/env node
 // The operators' and analysts' command line: compiled JavaScript when built and current, else tsx (bin/runtime.mjs).
 import { runEntry } from './runtime.mjs';
 
