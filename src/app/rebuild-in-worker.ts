@@ -21,12 +21,6 @@ type Options = Pick<RebuildWorkerInput, 'batchSize' | 'resumeAfterStop'> & {
 /** A worker's side of shared streams, as the starting thread relays it (see rebuildInWorker). */
 type Relay = { readonly share?: GroupShare; readonly onShare: (message: Extract<ShareMessage, { kind: 'share-offer' | 'share-take' | 'share-folded' }>) => void };
 
-/** A rebuild worker's V8 heap: both generations bounded (rebuildMemory), whatever Node's defaults. */
-export const rebuildHeapLimits = (config: Pick<Config, 'rebuildCacheBytes'>) => {
-  const { maxOldGenerationSizeMb, maxYoungGenerationSizeMb } = rebuildMemory(config.rebuildCacheBytes);
-  return { maxOldGenerationSizeMb, maxYoungGenerationSizeMb };
-};
-
 /** A worker's failure as thrown in the worker: its stack names the statement that failed there. */
 const failure = (message: { readonly message: string; readonly stack?: string }): Error => {
   const e = new Error(message.message);
@@ -42,7 +36,7 @@ const failure = (message: { readonly message: string; readonly stack?: string })
 const runWorker = (config: Config, names: readonly string[], owner: string, options: Options, relay: Relay, signal: AbortSignal): { worker: Worker; done: Promise<RebuildProgress | undefined>; post: (m: ShareMessage) => void } => {
   const { onProgress, workers: _, leases, ...rest } = options;
   const input: RebuildWorkerInput = { config, projections: names, owner, ...rest, progress: onProgress !== undefined, ...(relay.share ? { share: relay.share } : {}) };
-  const worker = new Worker(bootstrap, { eval: true, workerData: input, resourceLimits: rebuildHeapLimits(config) });
+  const worker = new Worker(bootstrap, { eval: true, workerData: input, resourceLimits: rebuildMemory(config.rebuildCacheBytes).heap });
   const done = new Promise<RebuildProgress | undefined>((resolve, reject) => {
     const stopRenewing = leases ? keepRebuildLeases(leases, names, owner, rebuildLeaseTtl(config.leases.ttlMs), config.leases.renewMs) : () => undefined;
     let settled = false;

@@ -167,8 +167,8 @@ export const REBUILD_YOUNG_GENERATION_MB = 48;
  * service's catch-up, which runs the same workers, showed no gain beyond the machine's noise.
  */
 export const rebuildMemory = (cacheBytes: number) => ({
-  maxOldGenerationSizeMb: Math.ceil((8 * cacheBytes) / 2 ** 20) + 96,
-  maxYoungGenerationSizeMb: REBUILD_YOUNG_GENERATION_MB,
+  /** A worker thread's `resourceLimits`: both generations bounded, whatever Node's defaults. */
+  heap: { maxOldGenerationSizeMb: Math.ceil((8 * cacheBytes) / 2 ** 20) + 96, maxYoungGenerationSizeMb: REBUILD_YOUNG_GENERATION_MB },
   pageCacheBytes: Math.max(16 * 2 ** 20, cacheBytes),
 });
 /**

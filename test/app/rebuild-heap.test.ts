@@ -8,8 +8,7 @@ import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { rebuildHeapLimits } from '../../src/app/rebuild-in-worker.ts';
-import { DEFAULT_REBUILD_CACHE_BYTES, REBUILD_YOUNG_GENERATION_MB } from '../../src/projections/rebuild.ts';
+import { DEFAULT_REBUILD_CACHE_BYTES, rebuildMemory, REBUILD_YOUNG_GENERATION_MB } from '../../src/projections/rebuild.ts';
 
 // Keeps the last 300,000 of a stream of small objects: most live through a scavenge or two, which
 // is what makes V8 grow a young generation. Answers the largest new space (its capacity) seen, in megabytes.
@@ -30,7 +29,7 @@ step();
 `;
 
 test("a rebuild worker's young generation stays within its bound", async () => {
-  const limits = rebuildHeapLimits({ rebuildCacheBytes: DEFAULT_REBUILD_CACHE_BYTES });
+  const limits = rebuildMemory(DEFAULT_REBUILD_CACHE_BYTES).heap;
   assert.is(limits.maxYoungGenerationSizeMb, REBUILD_YOUNG_GENERATION_MB);
   const worker = new Worker(SURVIVING, { eval: true, resourceLimits: limits });
   const [peakMb] = (await once(worker, 'message')) as [number];
