@@ -9,7 +9,8 @@
 export class TextBlock {
   private constructor(
     private readonly bytes: Buffer,
-    /** Where each text ends in `bytes` (each starts where the one before it ends). */
+    /** Where each text starts and ends in `bytes`. */
+    private readonly starts: Int32Array,
     private readonly ends: Int32Array,
     private readonly encoding: 'latin1' | 'utf8',
   ) {}
@@ -17,30 +18,38 @@ export class TextBlock {
   /**
    * The texts at `ranges` of `source` (start and end of each, in turn), copied into a block of
    * their own. Text in `source` is UTF-8, or `latin1` where it is all ASCII (copied the faster way).
+   * Texts side by side in `source` (lines one newline apart, as a chunk's documents are) are copied
+   * in one stretch with the newlines between them: a copy per text was most of the cost of cutting
+   * a chunk, tens of thousands of calls for a chain, for a byte a text.
    */
   static copy(source: Buffer, encoding: 'latin1' | 'utf8', ranges: readonly number[]): TextBlock {
     const count = ranges.length / 2;
+    const starts = new Int32Array(count);
     const ends = new Int32Array(count);
     let size = 0;
-    for (let i = 0; i < count; i++) ends[i] = size += ranges[2 * i + 1]! - ranges[2 * i]!;
+    for (let i = 0; i < count; i++) {
+      if (i > 0 && ranges[2 * i]! === ranges[2 * i - 1]! + 1) size++;
+      starts[i] = size;
+      ends[i] = size += ranges[2 * i + 1]! - ranges[2 * i]!;
+    }
     // Not from Buffer's shared pool: a small block would keep the pool's other users' bytes alive.
     const bytes = Buffer.allocUnsafeSlow(size);
-    const block = new TextBlock(bytes, ends, encoding);
-    for (let i = 0; i < count; i++) source.copy(bytes, block.start(i), ranges[2 * i]!, ranges[2 * i + 1]!);
-    return block;
+    for (let i = 0; i < count; ) {
+      let last = i;
+      while (last + 1 < count && starts[last + 1]! === ends[last]! + 1) last++;
+      source.copy(bytes, starts[i]!, ranges[2 * i]!, ranges[2 * last + 1]!);
+      i = last + 1;
+    }
+    return new TextBlock(bytes, starts, ends, encoding);
   }
 
   /** The `i`th text, made a string. */
   text(i: number): string {
-    return this.bytes.toString(this.encoding, this.start(i), this.ends[i]);
+    return this.bytes.toString(this.encoding, this.starts[i], this.ends[i]);
   }
 
   /** Bytes of the `i`th text. */
   size(i: number): number {
-    return this.ends[i]! - this.start(i);
-  }
-
-  private start(i: number): number {
-    return i ? this.ends[i - 1]! : 0;
+    return this.ends[i]! - this.starts[i]!;
   }
 }

@@ -35,6 +35,24 @@ test('texts kept side by side and apart read back as they were, in their own byt
   assert.is(block.text(1), lines[2]);
 });
 
+test('texts side by side are copied in one stretch, a copy for each stretch', () => {
+  const lines = ['{"a":1}', '{"b":"naïve"}', '{"c":[1,2]}', '{"d":"\\t"}', '{"e":null}', '{"f":"€"}'];
+  const { bytes, at } = chunk(lines);
+  let copies = 0;
+  const counted = Object.assign(bytes, {
+    copy(...args: Parameters<Buffer['copy']>) {
+      copies++;
+      return Buffer.prototype.copy.apply(bytes, args);
+    },
+  });
+  for (const [keep, stretches] of [[[0, 1, 2, 3, 4, 5], 1], [[1, 2, 4], 2], [[0, 2, 4], 3], [[3, 4], 1]] as const) {
+    copies = 0;
+    const block = TextBlock.copy(counted, 'utf8', keep.flatMap((i) => at[i]!));
+    assert.is(copies, stretches, `copies for ${keep}`);
+    keep.forEach((i, j) => assert.is(block.text(j), lines[i], `text ${i} of ${keep}`));
+  }
+});
+
 test('ASCII text reads back through latin1', () => {
   const lines = ['{"x":"plain"}', '{"y":2}'];
   const { bytes, at } = chunk(lines);
