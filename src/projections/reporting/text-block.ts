@@ -24,11 +24,13 @@ export class TextBlock {
    */
   static copy(source: Buffer, encoding: 'latin1' | 'utf8', ranges: readonly number[]): TextBlock {
     const count = ranges.length / 2;
+    /** Whether the `i`th text starts right after the newline that ends the one before it in `source`. */
+    const follows = (i: number) => i > 0 && ranges[2 * i]! === ranges[2 * i - 1]! + 1;
     const starts = new Int32Array(count);
     const ends = new Int32Array(count);
     let size = 0;
     for (let i = 0; i < count; i++) {
-      if (i > 0 && ranges[2 * i]! === ranges[2 * i - 1]! + 1) size++;
+      if (follows(i)) size++;
       starts[i] = size;
       ends[i] = size += ranges[2 * i + 1]! - ranges[2 * i]!;
     }
@@ -36,7 +38,7 @@ export class TextBlock {
     const bytes = Buffer.allocUnsafeSlow(size);
     for (let i = 0; i < count; ) {
       let last = i;
-      while (last + 1 < count && starts[last + 1]! === ends[last]! + 1) last++;
+      while (last + 1 < count && follows(last + 1)) last++;
       source.copy(bytes, starts[i]!, ranges[2 * i]!, ranges[2 * last + 1]!);
       i = last + 1;
     }
