@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { suite } from 'uvu';
@@ -101,4 +102,87 @@ upgrade('a table a previous version brings back without bin (its rebuild switche
     await store.close();
   }),
 );
+upgrade('a store that wrote to a table of the earlier form writes the columns of the table another store switched in over it', () =>
+  onFile(
+    `CREATE TABLE _collections (name TEXT PRIMARY KEY, indexes TEXT NOT NULL);
+     INSERT INTO _collections VALUES ('rows', '["n"]');
+     CREATE TABLE rows (id TEXT PRIMARY KEY, doc TEXT NOT NULL, bin BLOB, "f_n" GENERATED ALWAYS AS (json_extract(doc, '$.n')) VIRTUAL);
+     CREATE INDEX ix_rows__n ON rows ("f_n");`,
+    async (file) => {
+      const [a, b] = [openSqliteReadStore(file), openSqliteReadStore(file)];
+      await a.bulkWrite([{ kind: 'put', collection: 'rows', doc: { id: 'old', n: 1 } }]);
+      // Another process rebuilds the collection in this version's form and switches it in.
+      await b.ensureCollection({ name: 'rows_next', indexes: ['n'] });
+      await b.bulkWrite([{ kind: 'put', collection: 'rows_next', doc: { id: 'rebuilt', n: 2 } }]);
+      await b.swapIn([['rows_next', 'rows']], 'rows-projection', { position: 1 }, 'rows-retired');
+      await a.bulkWrite([{ kind: 'put', collection: 'rows', doc: { id: 'after', n: 3 } }]);
+      assert.equal((await b.find('rows', { where: { n: 3 } })).map((d) => d.id), ['after']);
+      assert.equal((await a.find('rows', { where: { n: { $gte: 2 } } })).map((d) => d.id), ['after', 'rebuilt']);
+      await a.close();
+      await b.close();
+    },
+  ),
+);
 upgrade.run();
+
+const columns = suite('embedded SQLite read store: declared fields');
+
+/** Pages a write transaction put in the write-ahead log (the log emptied first from another connection). */
+const pagesWritten = async (file: string, write: () => Promise<void>): Promise<number> => {
+  const other = new Database(file);
+  other.pragma('wal_checkpoint(TRUNCATE)');
+  other.close();
+  await write();
+  const size = statSync(`${file}-wal`).size;
+  return (size - 32) / (24 + 4096);
+};
+
+columns('a document written again rewrites only the indexes of the declared fields that changed', () =>
+  onFile(null, async (file) => {
+    const store = openSqliteReadStore(file);
+    await store.ensureCollection({ name: 'things', indexes: ['kind', 'title', 'created', 'owner.name'] });
+    const doc = (i: number, title: string, note: string) => ({ id: `t${String(i).padStart(4, '0')}`, kind: `k${i % 7}`, title, created: 1_700_000_000 + i, owner: { name: `o${i % 13}` }, note });
+    await store.bulkWrite(Array.from({ length: 400 }, (_, i) => ({ kind: 'put' as const, collection: 'things', doc: doc(i, `Title ${i}`, 'first') })));
+    // Each of the four indexes spans several pages, and the table many more: one page each if rewritten.
+    const unchanged = await pagesWritten(file, () => store.bulkWrite([{ kind: 'put', collection: 'things', doc: doc(200, 'Title 200', 'second') }]));
+    assert.equal(unchanged, 1, 'the table page alone');
+    const retitled = await pagesWritten(file, () => store.bulkWrite([{ kind: 'put', collection: 'things', doc: doc(200, 'Title 200a', 'third') }]));
+    assert.equal(retitled, 2, 'the table page and the title index page');
+    assert.equal((await store.find('things', { where: { title: 'Title 200a' } })).map((d) => d.note), ['third']);
+    assert.equal((await store.find('things', { where: { title: 'Title 200' } })).length, 0);
+    assert.equal((await store.find('things', { where: { 'owner.name': 'o5', kind: 'k4' } })).map((d) => d.id), ['t0018', 't0109', 't0200', 't0291', 't0382']);
+    await store.close();
+  }),
+);
+columns('fields are kept as SQLite reads them from the JSON: numbers, booleans, nulls, absent and nested values, bytes', () =>
+  onFile(null, async (file) => {
+    const store = openSqliteReadStore(file);
+    await store.ensureCollection({ name: 'mixed', indexes: ['v', 'deep.v'] });
+    const values: [string, unknown][] = [['int', 5], ['real', 2.5], ['yes', true], ['no', false], ['nil', null], ['text', '5'], ['list', [1, 'a']], ['object', { b: 1 }]];
+    await store.bulkWrite(values.map(([id, v]) => ({ kind: 'put' as const, collection: 'mixed', doc: { id, v, deep: { v } } })));
+    await store.bulkWrite([
+      { kind: 'put', collection: 'mixed', doc: { id: 'absent' } },
+      { kind: 'put', collection: 'mixed', doc: { id: 'bytes', v: Buffer.from([1]), deep: [{ v: 1 }] } },
+    ]);
+    const raw = new Database(file, { readonly: true });
+    const asSqlite = raw.prepare(`SELECT id, "f_v" IS json_extract(doc, '$.v') AS top, "f_deep__v" IS json_extract(doc, '$.deep.v') AS deep FROM mixed ORDER BY id`).all();
+    raw.close();
+    assert.equal(asSqlite, [...values.map(([id]) => id), 'absent', 'bytes'].sort().map((id) => ({ id, top: 1, deep: 1 })));
+    assert.equal((await store.find('mixed', { where: { v: 5 } })).map((d) => d.id), ['int']);
+    assert.equal((await store.find('mixed', { where: { 'deep.v': true } })).map((d) => d.id), ['yes']);
+    await store.close();
+  }),
+);
+columns('a field declared on a collection that holds documents already is filled in from them', () =>
+  onFile(null, async (file) => {
+    const store = openSqliteReadStore(file);
+    await store.ensureCollection({ name: 'late', indexes: [] });
+    await store.bulkWrite([{ kind: 'put', collection: 'late', doc: { id: 'a', n: 1 } }, { kind: 'put', collection: 'late', doc: { id: 'b', n: 2 } }]);
+    await store.ensureCollection({ name: 'late', indexes: ['n'] });
+    assert.equal((await store.find('late', { where: { n: 2 } })).map((d) => d.id), ['b']);
+    await store.bulkWrite([{ kind: 'put', collection: 'late', doc: { id: 'a', n: 2 } }]);
+    assert.equal((await store.find('late', { where: { n: 2 } })).map((d) => d.id), ['a', 'b']);
+    await store.close();
+  }),
+);
+columns.run();

@@ -28,6 +28,7 @@ import { SqliteCheckpointThread } from '../../drivers/sqlite-checkpoint-thread.t
 import { migrateCheckpoints, parseMark, SqliteSwitchMarks } from './sqlite-switch.ts';
 import { SqliteLeases } from './sqlite-leases.ts';
 import { packBytes, unpackDoc } from './sqlite-bytes.ts';
+import { fieldValue, storedFields, type StoredField } from './sqlite-fields.ts';
 
 /** A field's column as SQLite names it, and as SQL refers to it. */
 const columnName = (field: string) => (field === 'id' ? 'id' : `f_${field.replaceAll('.', '__')}`);
@@ -71,12 +72,19 @@ const LOCK_RETRY_MS = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
 const isBusy = (e: unknown) => e instanceof Database.SqliteError && e.code.startsWith('SQLITE_BUSY');
 
 /**
- * Embedded read store: one table per collection holding the JSON document, with a generated,
- * indexed column per declared field. Checkpoints live in the same file so a batch of read-model
- * changes and its checkpoint commit in one transaction.
+ * Embedded read store: one table per collection holding the JSON document, with an indexed column
+ * per declared field, written from the document (sqlite-fields.ts). Checkpoints live in the same
+ * file so a batch of read-model changes and its checkpoint commit in one transaction.
  */
 export class SqliteReadStore implements ReadStore {
   private readonly indexes = new Map<string, Set<string>>();
+  /** How each collection is written (its columns), made on first write. */
+  private readonly writers = new Map<string, Writer>();
+  /**
+   * The schema cookie `indexes` and `writers` were read under: another connection that declares a
+   * field, or switches a rebuilt table in, changes it, and what was read of the tables is read again.
+   */
+  private schemaSeen = -1;
   private readonly checkpoints: SqliteCheckpointThread | undefined;
   private readonly statements = new Map<string, Database.Statement>();
   readonly maxBatch: BatchLimit;
@@ -252,13 +260,16 @@ export class SqliteReadStore implements ReadStore {
         if (field === 'id') continue;
         const col = column(field);
         if (!existing.has(columnName(field))) {
-          this.db.exec(`ALTER TABLE "${name}" ADD COLUMN ${col} GENERATED ALWAYS AS (json_extract(doc, '$.${field}')) VIRTUAL`);
+          this.db.exec(`ALTER TABLE "${name}" ADD COLUMN ${col}`);
+          // What writes put there from then on (fieldValue), for the documents already in it.
+          this.db.exec(`UPDATE "${name}" SET ${col} = json_extract(doc, '$.${field}')`);
         }
       }
       this.indexSync(name, [...indexes.filter((f) => f !== 'id'), ...compound]);
       const all = new Set([...this.declaredOrEmpty(name), ...indexes, ...compound]);
       this.db.prepare('INSERT OR REPLACE INTO _collections (name, indexes) VALUES (?, ?)').run(name, JSON.stringify([...all]));
       this.indexes.set(name, all);
+      this.writers.delete(name);
     });
   }
 
@@ -437,27 +448,87 @@ export class SqliteReadStore implements ReadStore {
 
   /** Bytes are counted on the JSON written anyway; past the limit the throw rolls the transaction back. */
   private applyOpsOnce(ops: readonly WriteOp[], limit: BatchLimit): void {
+    this.schemaCheck();
     const countBytes = limit.bytes !== Number.POSITIVE_INFINITY;
     let bytes = 0;
-    // Statements are looked up once per collection, not per operation: batches hold thousands.
-    const writers = new Map<string, { put: Database.Statement; del: Database.Statement }>();
+    // Writers are looked up once per run of one collection, not per operation: batches hold thousands.
+    let w: Writer | undefined;
+    let of: string | undefined;
     for (const op of ops) {
-      let w = writers.get(op.collection);
-      if (!w) {
-        this.declared(op.collection);
-        w = {
-          put: this.stmt(`INSERT INTO "${op.collection}" (id, doc, bin) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, bin = excluded.bin`),
-          del: this.stmt(`DELETE FROM "${op.collection}" WHERE id = ?`),
-        };
-        writers.set(op.collection, w);
+      if (op.collection !== of) {
+        w = this.writer(op.collection);
+        of = op.collection;
       }
       if (op.kind === 'put') {
         const { json, bytes: fields } = splitDoc(op);
         const bin = packBytes(fields);
         if (countBytes && (bytes += Buffer.byteLength(json) + (bin?.length ?? 0)) > limit.bytes) throw new BatchTooLargeError(ops.length, bytes, limit);
-        w.put.run(op.doc.id, json, bin);
-      } else w.del.run(op.id);
+        w!.put(op.doc, json, bin);
+      } else w!.del(op.id);
     }
+  }
+
+  /** Forgets what was read of the tables if another connection (or this one) changed the schema since. In a write transaction. */
+  private schemaCheck(): void {
+    const cookie = this.stmt('PRAGMA schema_version').pluck().get() as number;
+    if (cookie === this.schemaSeen) return;
+    this.indexes.clear();
+    this.writers.clear();
+    this.schemaSeen = cookie;
+  }
+
+  /**
+   * How `collection` is written. A document written again over one with the same values of the
+   * declared fields updates its row alone; a field that changed is set with the document, so only
+   * its index is rewritten (one statement per set of changed fields, prepared once).
+   */
+  private writer(collection: string): Writer {
+    const known = this.writers.get(collection);
+    if (known) return known;
+    const fields = storedFields(this.db, collection, this.declared(collection), column, columnName);
+    const remove = this.stmt(`DELETE FROM "${collection}" WHERE id = ?`);
+    const del = (id: string) => void remove.run(id);
+    let w: Writer;
+    if (fields.length === 0) {
+      const upsert = this.stmt(`INSERT INTO "${collection}" (id, doc, bin) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc, bin = excluded.bin`);
+      w = { fields, put: (doc, json, bin) => void upsert.run(doc.id, json, bin), del };
+    } else {
+      const columns = fields.map((f) => f.column);
+      const current = this.stmt(`SELECT ${columns.join(', ')} FROM "${collection}" WHERE id = ?`).raw();
+      const insert = this.stmt(`INSERT INTO "${collection}" (id, doc, bin, ${columns.join(', ')}) VALUES (?, ?, ?${', ?'.repeat(columns.length)})`);
+      const updates = new Map<number, Database.Statement>();
+      const update = (changed: number): Database.Statement => {
+        let u = updates.get(changed);
+        if (!u) {
+          const sets = columns.filter((_, i) => changed & (1 << i)).map((c) => `, ${c} = ?`);
+          u = this.stmt(`UPDATE "${collection}" SET doc = ?, bin = ?${sets.join('')} WHERE id = ?`);
+          updates.set(changed, u);
+        }
+        return u;
+      };
+      w = {
+        fields,
+        put: (doc, json, bin) => {
+          const values = fields.map((f) => fieldValue(doc, f.field));
+          const old = current.get(doc.id) as unknown[] | undefined;
+          if (old === undefined) {
+            insert.run(doc.id, json, bin, ...values);
+            return;
+          }
+          let changed = 0;
+          const set: unknown[] = [];
+          for (let i = 0; i < values.length; i++) {
+            if (old[i] === values[i]) continue;
+            changed |= 1 << i;
+            set.push(values[i]);
+          }
+          update(changed).run(json, bin, ...set, doc.id);
+        },
+        del,
+      };
+    }
+    this.writers.set(collection, w);
+    return w;
   }
 
   async dropCollection(name: string): Promise<void> {
@@ -550,6 +621,7 @@ export class SqliteReadStore implements ReadStore {
 
   private forget(name: string): void {
     this.indexes.delete(name);
+    this.writers.delete(name);
     // Statements compiled against a dropped or renamed table must not be reused.
     for (const sql of this.statements.keys()) if (sql.includes(`"${name}"`)) this.statements.delete(sql);
   }
@@ -585,13 +657,20 @@ export class SqliteReadStore implements ReadStore {
   async increment(collection: string, id: string, field: string, by: number, init: Readonly<Record<string, unknown>> = {}): Promise<Doc> {
     this.declared(collection);
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(field) || field === 'id') throw new Error(`Invalid field to increment: ${field}`);
+    const doc = { ...init, id, [field]: by };
     // One statement: SQLite's write lock makes it atomic across connections and processes.
     const row = (await this.writing(() =>
-      this.withBytesColumn(() =>
-        this.stmt(
-          `INSERT INTO "${collection}" (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', coalesce(json_extract(doc, '$.${field}'), 0) + ?) RETURNING doc, bin`,
-        ).get(id, JSON.stringify({ ...init, id, [field]: by }), by),
-      ),
+      this.withBytesColumn(() => {
+        this.schemaCheck();
+        const { fields } = this.writer(collection);
+        const sum = `coalesce(json_extract(doc, '$.${field}'), 0) + ?`;
+        // The field's own column, where it is declared, counts as its member of the JSON does.
+        const counted = fields.find((f) => f.field === field);
+        return this.stmt(
+          `INSERT INTO "${collection}" (id, doc${fields.map((f) => `, ${f.column}`).join('')}) VALUES (?, ?${', ?'.repeat(fields.length)}) ` +
+            `ON CONFLICT (id) DO UPDATE SET doc = json_set(doc, '$.${field}', ${sum})${counted ? `, ${counted.column} = ${sum}` : ''} RETURNING doc, bin`,
+        ).get(id, JSON.stringify(doc), ...fields.map((f) => fieldValue(doc, f.field)), by, ...(counted ? [by] : []));
+      }),
     )) as Row;
     return unpackDoc(row.doc, row.bin);
   }
@@ -629,6 +708,13 @@ export class SqliteReadStore implements ReadStore {
 
 /** A document's row: its JSON and its packed bytes fields (sqlite-bytes.ts). */
 type Row = { doc: string; bin: Buffer | null };
+
+/** Writes of one collection: a document (its JSON and bytes made already), a removal. */
+interface Writer {
+  readonly fields: readonly StoredField[];
+  put(doc: Doc, json: string, bin: Buffer | null): void;
+  del(id: string): void;
+}
 
 /**
  * Gives collections made before bytes fields their `bin` column (a nullable column is added
