@@ -185,4 +185,18 @@ columns('a field declared on a collection that holds documents already is filled
     await store.close();
   }),
 );
+columns('a store writes the column of a field another store declared after it began writing the collection', () =>
+  onFile(null, async (file) => {
+    const [a, b] = [openSqliteReadStore(file), openSqliteReadStore(file)];
+    await a.ensureCollection({ name: 'shared', indexes: ['n'] });
+    await a.bulkWrite([{ kind: 'put', collection: 'shared', doc: { id: 'one', n: 1, m: 'x' } }]);
+    await b.ensureCollection({ name: 'shared', indexes: ['n', 'm'] });
+    await a.bulkWrite([{ kind: 'put', collection: 'shared', doc: { id: 'one', n: 1, m: 'y' } }]);
+    await a.increment('shared', 'two', 'n', 5, { m: 'z' });
+    assert.equal((await b.find('shared', { where: { m: 'y' } })).map((d) => d.id), ['one']);
+    assert.equal((await b.find('shared', { where: { m: 'z', n: 5 } })).map((d) => d.id), ['two']);
+    await a.close();
+    await b.close();
+  }),
+);
 columns.run();
