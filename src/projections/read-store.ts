@@ -99,6 +99,12 @@ export interface ReadStore extends LeaseStore {
    * stay atomic (a runner's window and its checkpoint) are split by the caller to fit.
    */
   readonly maxBatch: BatchLimit;
+  /**
+   * False when certainly no other connection (another process) has committed since the last call:
+   * a process following the checkpoints others store skips reading them then. Left out by stores
+   * that cannot tell cheaply (the caller then reads them every time).
+   */
+  othersCommitted?(): boolean;
 
   /**
    * The stored checkpoint, with its generation when not 0. While a switch of this checkpoint is

@@ -147,4 +147,47 @@ test('a failed import leaves the store empty: one transaction for the whole log'
   tmp.remove();
 });
 
+/** The events `store` hands a subscription from the start, once there are `count` (null if not within `ms`). */
+const firstEvents = (store: SqliteEventStore, count: number, ms: number): Promise<string[] | null> =>
+  new Promise((resolve) => {
+    const seen: string[] = [];
+    const timer = setTimeout(() => void sub.stop().then(() => resolve(null)), ms);
+    const sub = store.subscribe({}, async (batch) => {
+      for (const e of batch) seen.push(e.type);
+      if (seen.length >= count) {
+        clearTimeout(timer);
+        // After subscribe has answered (the first batch is handed over before it does).
+        setImmediate(() => void sub.stop().then(() => resolve(seen)));
+      }
+    });
+  });
+
+test('a subscription hears of another connection\'s appends as they commit, not at its next poll', async () => {
+  const tmp = tempDir();
+  const file = join(tmp.dir, 'events.db');
+  // Polls far apart: only a cheap look at whether another connection committed can see the appends in time.
+  const [reader, writer] = [openSqliteEventStore(file, { pollIntervalMs: 120_000 }), openSqliteEventStore(file)];
+  try {
+    await writer.append('s', [ev('E0')]);
+    const first = firstEvents(reader, 1, 10_000);
+    assert.equal(await first, ['E0']);
+    // Now idle, with the file read to its end: the next appends come from the other connection only.
+    const more = firstEvents(reader, 3, 10_000);
+    await new Promise((r) => setTimeout(r, 50));
+    await writer.append('s', [ev('E1')]);
+    await writer.append('t', [ev('E2')]);
+    assert.equal(await more, ['E0', 'E1', 'E2']);
+    // And this store's own appends still reach it, with another connection's in between.
+    const mixed = firstEvents(reader, 5, 10_000);
+    await new Promise((r) => setTimeout(r, 50));
+    await reader.append('u', [ev('E3')]);
+    await writer.append('u', [ev('E4')], 0);
+    assert.equal(await mixed, ['E0', 'E1', 'E2', 'E3', 'E4']);
+  } finally {
+    await reader.close();
+    await writer.close();
+    tmp.remove();
+  }
+});
+
 test.run();

@@ -200,3 +200,24 @@ columns('a store writes the column of a field another store declared after it be
   }),
 );
 columns.run();
+
+const following = suite('embedded SQLite read store: other processes\' commits');
+
+following('othersCommitted is true once after another connection commits, and never for this connection\'s own commits', () =>
+  onFile(null, async (file) => {
+    const [a, b] = [openSqliteReadStore(file), openSqliteReadStore(file)];
+    await a.ensureCollection({ name: 'notes', indexes: [] });
+    a.othersCommitted();
+    assert.is(a.othersCommitted(), false, 'nothing since the last look');
+    await a.upsert('notes', { id: 'own' });
+    assert.is(a.othersCommitted(), false, 'its own commit');
+    await b.upsert('notes', { id: 'theirs' });
+    assert.is(a.othersCommitted(), true, 'another connection committed');
+    assert.is(a.othersCommitted(), false, 'told once');
+    await b.commitBatch('p', [], null, { position: 1 });
+    assert.is(a.othersCommitted(), true, 'a checkpoint moved by another connection');
+    await a.close();
+    await b.close();
+  }),
+);
+following.run();

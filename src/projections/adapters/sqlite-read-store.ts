@@ -123,6 +123,16 @@ export class SqliteReadStore implements ReadStore {
     }
   }
 
+  /** `PRAGMA data_version` when othersCommitted last looked: SQLite moves it on every other connection's commit. */
+  private seenVersion = -1;
+
+  othersCommitted(): boolean {
+    const version = this.stmt('PRAGMA data_version').pluck().get() as number;
+    if (version === this.seenVersion) return false;
+    this.seenVersion = version;
+    return true;
+  }
+
   /** Copies the log into the file now (on the checkpoint thread where there is one), without waiting for any lock. */
   async checkpointNow(): Promise<CheckpointResult> {
     return this.checkpoints ? this.checkpoints.now() : passiveCheckpoint(this.db);
