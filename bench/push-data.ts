@@ -20,6 +20,10 @@
  * own order; overlaps are counted and reported), and the log grew by
  * exactly one event per push (a round ends with up to 32 pushes in flight: their answers are not
  * counted but the service may still apply them, so those are allowed for).
+ *
+ * BENCH_PUSH_ROLES=split runs the service as the README's roles section shows it on one machine: an
+ * `api` process taking the pushes and a `projector` process folding them, on one data directory
+ * (read-your-writes then crosses processes); `all` (default) is one process doing both.
  */
 import { join } from 'node:path';
 import { adminCall, basicAuth, httpRequest, load, loadAverage, spawnServer, startServiceProcess, stopServer, type LoadResult, type ServerProcess } from './domain-support.ts';
@@ -32,6 +36,8 @@ const CONNECTIONS = 32;
 const ROUNDS = 2;
 const WARM_UP_SEC = 3;
 const USERS = 200;
+const SPLIT = process.env.BENCH_PUSH_ROLES === 'split';
+if (process.env.BENCH_PUSH_ROLES !== undefined && !SPLIT && process.env.BENCH_PUSH_ROLES !== 'all') throw new Error(`BENCH_PUSH_ROLES: expected all or split, got ${process.env.BENCH_PUSH_ROLES}`);
 const API = 'update-title';
 
 interface PushBody {
@@ -95,8 +101,9 @@ export const pushData: Benchmark = {
     return withTempDir('push-data', async (dir) => {
       const servers: ServerProcess[] = [];
       try {
-        const service = await startServiceProcess('push-data-service', join(dir, 'data'));
+        const service = await startServiceProcess('push-data-service', join(dir, 'data'), SPLIT ? { SVC_ROLE: 'api' } : {});
         servers.push(service);
+        if (SPLIT) servers.push(await startServiceProcess('push-data-projector', join(dir, 'data'), { SVC_ROLE: 'projector' }));
         await adminCall(service, 'POST', '/api/admin/rest-apis', { url: API, description: 'Update project title', controlFile: EXAMPLE_CONTROL });
         const { key } = await adminCall<{ key: string }>(service, 'POST', `/api/admin/rest-apis/${API}/api-keys`, {});
         const headers = { Authorization: basicAuth(key), 'Content-Type': 'application/json' };
@@ -225,6 +232,7 @@ export const pushData: Benchmark = {
           ratio,
           load: { generator: 'autocannon (in the bench process)', connections: CONNECTIONS, durationSecPerRound: durationSec, rounds: ROUNDS, users: USERS, host: '127.0.0.1' },
           service: {
+            roles: SPLIT ? 'api + projector (two processes)' : 'all (one process)',
             requestsPerSec: Math.round(serviceRps),
             p99Ms: Math.max(...serviceRounds.map((r) => r.latencyP99Ms)),
             rounds: serviceRounds.map((r) => ({ ...figures(r), cpuPerRequest: cpuPerRequest.get(r) })),
