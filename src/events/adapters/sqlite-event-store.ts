@@ -47,6 +47,14 @@ const PAGE = 1000;
  */
 const watchEveryMs = (quietLooks: number): number => (quietLooks < 250 ? 2 : quietLooks < 500 ? 10 : 50);
 
+/** What a subscription saw when it last looked at whether others appended (see othersAppended). */
+interface Watched {
+  /** `PRAGMA data_version`: SQLite moves it whenever another connection commits. */
+  version: number;
+  /** The head was ahead of what this store knows by no more than its appends under way: look again. */
+  ownMayExplain: boolean;
+}
+
 /** The columns an event is read with, in the order of EventRow. */
 const COLUMNS = 'position, id, stream, revision, type, data, metadata, recorded_at';
 
@@ -97,10 +105,6 @@ export class SqliteEventStore implements EventStore {
   /** The last position this store's appends were answered for, and events of its appends not yet answered. */
   private ownHead = 0;
   private ownPending = 0;
-  /** `PRAGMA data_version` when last looked at: it moves whenever another connection commits. */
-  private seenVersion = -1;
-  /** The head was found ahead of this store's answered appends by no more than its pending ones: look again. */
-  private ownMayExplain = false;
 
   constructor(private readonly db: Database.Database, options: SqliteEventStoreOptions = {}) {
     this.clock = options.clock ?? Date.now;
@@ -301,13 +305,13 @@ export class SqliteEventStore implements EventStore {
    * Positions are dense, so the head beyond what this store knows is another connection's events;
    * theirs before this store's own leave a gap in the rows held, which the reader fills from the file.
    */
-  private othersAppended(after: number): boolean {
+  private othersAppended(after: number, seen: Watched): boolean {
     const version = this.stmts.dataVersion.get()!;
-    if (version === this.seenVersion && !this.ownMayExplain) return false;
-    this.seenVersion = version;
+    if (version === seen.version && !seen.ownMayExplain) return false;
+    seen.version = version;
     const head = this.stmts.head.get()?.p ?? 0;
     const known = Math.max(after, this.ownHead);
-    this.ownMayExplain = head > known && head <= known + this.ownPending;
+    seen.ownMayExplain = head > known && head <= known + this.ownPending;
     return head > known + this.ownPending;
   }
 
@@ -321,8 +325,13 @@ export class SqliteEventStore implements EventStore {
       wake?.();
     };
     this.appended.on('append', onAppend);
+    // A filtered subscription reads the file: the rows held cover every position, not only the matching ones.
+    // It is not woken by others' commits either: its position stays at its last matching event, so
+    // the head would be past it after every commit, and each wake would read the file from there.
+    const filtered = options.types !== undefined || !!options.streamPrefix;
     /** Looks at the data version since the last events were handed over (see watchEveryMs). */
     let quietLooks = 0;
+    const watched: Watched = { version: -1, ownMayExplain: false };
     // Until the poll, until this store appends, or until another connection has committed events past `after`.
     const idle = (after: number) =>
       new Promise<void>((resolve) => {
@@ -336,7 +345,7 @@ export class SqliteEventStore implements EventStore {
         const look = () => {
           let seen = true;
           try {
-            seen = this.othersAppended(after);
+            seen = this.othersAppended(after, watched);
           } catch {
             // A closed store, say: the loop's next read meets the same failure and ends the subscription.
           }
@@ -344,12 +353,11 @@ export class SqliteEventStore implements EventStore {
           else watch = setTimeout(look, watchEveryMs(quietLooks++));
         };
         wake = done;
-        look();
+        if (!filtered) look();
       }).finally(() => {
         wake = null;
       });
-    // A filtered subscription reads the file: the rows held cover every position, not only the matching ones.
-    const filtered = options.types !== undefined || !!options.streamPrefix;
+
     const loop = async () => {
       let after = options.after ?? 0;
       try {
