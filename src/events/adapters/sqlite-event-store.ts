@@ -20,7 +20,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../event-store.ts';
-import { applySqlitePragmas, openSqliteFile } from '../../drivers/sqlite.ts';
+import { applySqlitePragmas, commitWatch, openSqliteFile } from '../../drivers/sqlite.ts';
 import { encodeAppends, SqliteAppender } from './sqlite-append.ts';
 import { SqliteAppendThread } from './sqlite-append-thread.ts';
 import { RecentRows, type EventRow } from './recent-rows.ts';
@@ -49,8 +49,8 @@ const watchEveryMs = (quietLooks: number): number => (quietLooks < 250 ? 2 : qui
 
 /** What a subscription saw when it last looked at whether others appended (see othersAppended). */
 interface Watched {
-  /** `PRAGMA data_version`: SQLite moves it whenever another connection commits. */
-  version: number;
+  /** Whether another connection committed since the last look (commitWatch). */
+  readonly othersCommitted: () => boolean;
   /** The head was ahead of what this store knows by no more than its appends under way: look again. */
   ownMayExplain: boolean;
 }
@@ -139,7 +139,6 @@ export class SqliteEventStore implements EventStore {
       streamForwards: db.prepare<[string, number, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`).raw(true),
       streamBackwards: db.prepare<[string, number, number], EventRow>(`SELECT ${COLUMNS} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`).raw(true),
       lastAtOrBefore: db.prepare<[number], { p: number | null }>('SELECT position AS p FROM events WHERE recorded_at <= ? ORDER BY recorded_at DESC, position DESC LIMIT 1'),
-      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     };
     this.appender = this.appendThread ? undefined : new SqliteAppender(db);
   }
@@ -306,9 +305,7 @@ export class SqliteEventStore implements EventStore {
    * theirs before this store's own leave a gap in the rows held, which the reader fills from the file.
    */
   private othersAppended(after: number, seen: Watched): boolean {
-    const version = this.stmts.dataVersion.get()!;
-    if (version === seen.version && !seen.ownMayExplain) return false;
-    seen.version = version;
+    if (!seen.othersCommitted() && !seen.ownMayExplain) return false;
     const head = this.stmts.head.get()?.p ?? 0;
     const known = Math.max(after, this.ownHead);
     seen.ownMayExplain = head > known && head <= known + this.ownPending;
@@ -331,7 +328,7 @@ export class SqliteEventStore implements EventStore {
     const filtered = options.types !== undefined || !!options.streamPrefix;
     /** Looks at the data version since the last events were handed over (see watchEveryMs). */
     let quietLooks = 0;
-    const watched: Watched = { version: -1, ownMayExplain: false };
+    const watched: Watched = { othersCommitted: commitWatch(this.db), ownMayExplain: false };
     // Until the poll, until this store appends, or until another connection has committed events past `after`.
     const idle = (after: number) =>
       new Promise<void>((resolve) => {

@@ -1,6 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { Doc } from '../read-store.ts';
 
+/** A field's column as SQLite names it, and as SQL refers to it. */
+export const columnName = (field: string) => (field === 'id' ? 'id' : `f_${field.replaceAll('.', '__')}`);
+export const column = (field: string) => (field === 'id' ? 'id' : `"${columnName(field)}"`);
+
 /** A declared field kept in a column the store writes itself (see storedFields). */
 export interface StoredField {
   readonly field: string;
@@ -48,7 +52,7 @@ export const fieldValue = (doc: Doc, path: string): string | number | null => {
  * does, so SQLite rewrote every index of a document written again; a plain column is set only when
  * its value changed, and the other indexes are left alone.
  */
-export const storedFields = (db: Database.Database, table: string, declared: Iterable<string>, column: (field: string) => string, columnName: (field: string) => string): StoredField[] => {
+export const storedFields = (db: Database.Database, table: string, declared: Iterable<string>): StoredField[] => {
   const plain = new Set(
     (db.prepare('SELECT name FROM pragma_table_xinfo(?) WHERE hidden = 0').all(table) as { name: string }[]).map((c) => c.name),
   );

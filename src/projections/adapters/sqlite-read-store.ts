@@ -23,16 +23,12 @@ import {
   type WriteOp,
   splitDoc,
 } from '../read-store.ts';
-import { openSqliteFile, passiveCheckpoint, type CheckpointResult } from '../../drivers/sqlite.ts';
+import { commitWatch, openSqliteFile, passiveCheckpoint, type CheckpointResult } from '../../drivers/sqlite.ts';
 import { SqliteCheckpointThread } from '../../drivers/sqlite-checkpoint-thread.ts';
 import { migrateCheckpoints, parseMark, SqliteSwitchMarks } from './sqlite-switch.ts';
 import { SqliteLeases } from './sqlite-leases.ts';
 import { packBytes, unpackDoc } from './sqlite-bytes.ts';
-import { fieldValue, storedFields, type StoredField } from './sqlite-fields.ts';
-
-/** A field's column as SQLite names it, and as SQL refers to it. */
-const columnName = (field: string) => (field === 'id' ? 'id' : `f_${field.replaceAll('.', '__')}`);
-const column = (field: string) => (field === 'id' ? 'id' : `"${columnName(field)}"`);
+import { column, columnName, fieldValue, storedFields, type StoredField } from './sqlite-fields.ts';
 /**
  * A compound index is kept in `_collections` beside the declared fields as its fields joined by
  * `+` (never part of a field path, so never taken for a field a query may name).
@@ -85,6 +81,7 @@ export class SqliteReadStore implements ReadStore {
    * field, or switches a rebuilt table in, changes it, and what was read of the tables is read again.
    */
   private schemaSeen = -1;
+  readonly othersCommitted: () => boolean;
   private readonly checkpoints: SqliteCheckpointThread | undefined;
   private readonly statements = new Map<string, Database.Statement>();
   readonly maxBatch: BatchLimit;
@@ -111,6 +108,7 @@ export class SqliteReadStore implements ReadStore {
       CREATE TABLE IF NOT EXISTS _checkpoints (projection TEXT PRIMARY KEY, position INTEGER NOT NULL, updated_at INTEGER NOT NULL);
     `);
     migrateCheckpoints(db);
+    this.othersCommitted = commitWatch(db);
     this.switches = new SqliteSwitchMarks(db);
     this.maxBatch = options.maxBatch ?? UNBOUNDED;
     this.switchLeaseMs = options.switchLeaseMs ?? 30_000;
@@ -121,16 +119,6 @@ export class SqliteReadStore implements ReadStore {
         if (db.open) db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
       });
     }
-  }
-
-  /** `PRAGMA data_version` when othersCommitted last looked: SQLite moves it on every other connection's commit. */
-  private seenVersion = -1;
-
-  othersCommitted(): boolean {
-    const version = this.stmt('PRAGMA data_version').pluck().get() as number;
-    if (version === this.seenVersion) return false;
-    this.seenVersion = version;
-    return true;
   }
 
   /** Copies the log into the file now (on the checkpoint thread where there is one), without waiting for any lock. */
@@ -496,7 +484,7 @@ export class SqliteReadStore implements ReadStore {
   private writer(collection: string): Writer {
     const known = this.writers.get(collection);
     if (known) return known;
-    const fields = storedFields(this.db, collection, this.declared(collection), column, columnName);
+    const fields = storedFields(this.db, collection, this.declared(collection));
     const remove = this.stmt(`DELETE FROM "${collection}" WHERE id = ?`);
     const del = (id: string) => void remove.run(id);
     let w: Writer;
