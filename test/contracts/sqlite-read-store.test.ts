@@ -185,6 +185,22 @@ columns('a field declared on a collection that holds documents already is filled
     await store.close();
   }),
 );
+columns('fields declared together on a collection that holds documents are all filled in from them', () =>
+  onFile(null, async (file) => {
+    const store = openSqliteReadStore(file);
+    await store.ensureCollection({ name: 'wide', indexes: ['a'] });
+    await store.bulkWrite(Array.from({ length: 40 }, (_, i) => ({ kind: 'put' as const, collection: 'wide', doc: { id: `w${i}`, a: i, b: i % 7, c: `c${i % 11}`, d: { e: i % 2 === 0 } } })));
+    // Three new fields at once (set in one pass over the table), besides the one declared before.
+    await store.ensureCollection({ name: 'wide', indexes: ['a', 'b', 'c', 'd.e'] });
+    const raw = new Database(file, { readonly: true });
+    const mismatched = raw.prepare(`SELECT count(*) AS n FROM wide WHERE "f_a" IS NOT json_extract(doc, '$.a') OR "f_b" IS NOT json_extract(doc, '$.b') OR "f_c" IS NOT json_extract(doc, '$.c') OR "f_d__e" IS NOT json_extract(doc, '$.d.e')`).get() as { n: number };
+    raw.close();
+    assert.is(mismatched.n, 0);
+    assert.equal((await store.find('wide', { where: { b: 3, c: 'c2' } })).map((d) => d.id), ['w24']);
+    assert.equal((await store.find('wide', { where: { 'd.e': false, a: { $lt: 4 } } })).map((d) => d.id).sort(), ['w1', 'w3']);
+    await store.close();
+  }),
+);
 columns('a store writes the column of a field another store declared after it began writing the collection', () =>
   onFile(null, async (file) => {
     const [a, b] = [openSqliteReadStore(file), openSqliteReadStore(file)];
