@@ -52,7 +52,6 @@ export type CheckpointRow = { readonly busy: number; readonly log: number; reado
 
 export const checkpointResult = (row: CheckpointRow): CheckpointResult => ({ busy: row.busy !== 0, log: row.log, checkpointed: row.checkpointed });
 
-/** Copies what it can of the WAL into the database file, without waiting for any lock or holding up any reader or writer. */
 /**
  * A function telling whether another connection has committed to `db` since it was last called
  * (true on the first call): SQLite's `PRAGMA data_version`, about 1 µs and no page read. A commit
@@ -69,4 +68,5 @@ export const commitWatch = (db: Database.Database): (() => boolean) => {
   };
 };
 
+/** Copies what it can of the WAL into the database file, without waiting for any lock or holding up any reader or writer. */
 export const passiveCheckpoint = (db: Database.Database): CheckpointResult => checkpointResult((db.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[])[0]!);
