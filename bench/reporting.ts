@@ -12,10 +12,11 @@
  * has caught up, so "listening after" is reported too). With a reporting API key:
  * - current: `GET /api/reporting/v0/collection-data/phd_projects`, 30 sequential requests (x scale,
  *   at least 5) after one warm-up;
- * - at: the same with `?at=<middle of the history>`, 15 requests, with the snapshots the runner took
- *   (default SVC_SNAPSHOT_INTERVAL = 2,000), each a millisecond before the last: nearby instants of one
- *   state, so each replays from its snapshot and, after the first, takes the answer kept for that
- *   state; the first request (`firstRequestMs`) and the distinct instants make theirs;
+ * - at: the same with `?at=<just past the middle of the history>` (1,000 events past a snapshot, the
+ *   mean an instant at random replays: see MID_PAST_SNAPSHOT), 15 requests, with the snapshots the
+ *   runner took (default SVC_SNAPSHOT_INTERVAL = 2,000), each a millisecond before the last: nearby
+ *   instants of one state, so each replays from its snapshot and, after the first, takes the answer
+ *   kept for that state; the first request (`firstRequestMs`) and the distinct instants make theirs;
  * - full replay: the service is stopped, every row of the snapshots collection is deleted from its
  *   read store, and it is started again on the same data with SVC_SNAPSHOT_INTERVAL=100000000, so
  *   the same `at` request replays the log from position 0 (3 requests, through HTTP as well).
