@@ -1,4 +1,4 @@
-import type { EventStore } from '../events/event-store.ts';
+import type { EventStore, RecordedEvent } from '../events/event-store.ts';
 import { OBJECT_EVENT_TYPES } from '../domain/objects/events.ts';
 import type { Pause, Projector } from '../projections/projector.ts';
 import type { ReadStore } from '../projections/read-store.ts';
@@ -18,7 +18,7 @@ import type { LiveMembers } from './live-members.ts';
 import { describeObject, type ObjectInfo } from '../projections/reporting/object-info.ts';
 import { eachDoc, LazyDocMap } from '../projections/reporting/lazy-docs.ts';
 import { sortPaused } from './paused-sort.ts';
-import { latestSnapshot, loadSnapshot, type ParsedSnapshots } from '../projections/reporting/snapshots.ts';
+import { latestSnapshot, loadSnapshot, type ParsedSnapshots, type SnapshotMeta } from '../projections/reporting/snapshots.ts';
 import { UnreadableChunkError, type Inflate } from '../projections/reporting/snapshot-chunks.ts';
 import type { ReadAccess } from '../domain/users/users.ts';
 
@@ -119,29 +119,62 @@ export interface PastState {
 }
 
 /**
- * Replays the log into the collection's fold, from the newest snapshot at or before `at` to the last
- * event at or before it. A snapshot written by a newer version (a cluster upgraded one process at a
- * time) in a format this one cannot read is passed over: the replay starts from the log's start.
+ * Events read ahead of loading a past state (see PastRead): many times what a snapshot interval
+ * (SVC_SNAPSHOT_INTERVAL, 2,000 events by default) leaves to replay, few enough to hold at once.
  */
-export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date, pause: Pause = slicer()): Promise<PastState> => {
+const READ_AHEAD = 10_000;
+
+/**
+ * Where a past state is replayed from and the events to replay onto it, read before anything is
+ * loaded: the last of them gives the state's position (PastState), so an answer kept for that state
+ * is found without loading or replaying it. Nearby instants replayed about a thousand events each
+ * (at 1M events, about 30 ms a time) only to find the answer kept for the first of them.
+ */
+interface PastRead {
+  readonly snapshot: SnapshotMeta | null;
+  /** The object events after the snapshot recorded at or before the instant: the first READ_AHEAD of them at most. */
+  readonly events: readonly RecordedEvent[];
+  /** The state's position, when `events` holds all of them (a log without snapshots may not fit). */
+  readonly position: number | undefined;
+}
+
+const readPast = async (deps: ReportingDeps, fold: Projector, at: Date): Promise<PastRead> => {
+  const snapshot = await latestSnapshot(deps.reads, fold.name, at);
+  const after = snapshot?.position ?? 0;
+  const events: RecordedEvent[] = [];
+  for await (const event of deps.events.readAll({ after, until: at, types: OBJECT_EVENT_TYPES, maxCount: READ_AHEAD + 1 })) events.push(event);
+  if (events.length > READ_AHEAD) return { snapshot, events: events.slice(0, READ_AHEAD), position: undefined };
+  return { snapshot, events, position: events.length > 0 ? events[events.length - 1]!.position : after };
+};
+
+/**
+ * Replays the log into the collection's fold, from the newest snapshot at or before `at` to the last
+ * event at or before it (`read`: that snapshot and those events, read already). A snapshot written
+ * by a newer version (a cluster upgraded one process at a time) in a format this one cannot read is
+ * passed over: the replay starts from the log's start.
+ */
+export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date, pause: Pause = slicer(), read?: PastRead): Promise<PastState> => {
   const fold = deps.folds.get(name)!;
-  const found = await latestSnapshot(deps.reads, fold.name, at);
+  const { snapshot: found, events: ahead } = read ?? (await readPast(deps, fold, at));
   const loaded = found
     ? await loadSnapshot(deps.reads, deps.parsedSnapshots, found, fold.derived, pause, deps.inflate).catch((e: unknown) => {
         if (e instanceof UnreadableChunkError) return undefined;
         throw e;
       })
     : undefined;
-  const snapshot = loaded ? found : null;
   const docs = loaded ?? new MemoryDocs();
-  let position = snapshot?.position ?? 0;
-  // The log up to `at` is a prefix of it (recorded times grow with positions): the last event read is the last one at or before `at`.
-  for await (const event of deps.events.readAll({ after: position, until: at, types: OBJECT_EVENT_TYPES })) {
+  let position = loaded ? found!.position : 0;
+  const apply = async (event: RecordedEvent) => {
     const applied = fold.apply(event, docs);
     if (applied) await applied;
     position = event.position;
     await pause();
-  }
+  };
+  // The events read ahead follow the snapshot: from the log's start (a snapshot passed over) they do not.
+  if (loaded || !found) for (const event of ahead) await apply(event);
+  // The log up to `at` is a prefix of it (recorded times grow with positions): the last event read is
+  // the last one at or before `at`. Nothing is left past what was read ahead, unless it did not all fit.
+  for await (const event of deps.events.readAll({ after: position, until: at, types: OBJECT_EVENT_TYPES })) await apply(event);
   return { docs, position };
 };
 
@@ -269,12 +302,16 @@ export const collectionAnswer = async (deps: ReportingDeps, name: string, at: Da
     if (!past) return liveAnswer(deps, c, access, pause);
     const replay = async () => {
       const read = version();
-      const state = await replayCollectionAt(deps, name, past, pause);
-      const made = () => pastAnswer(deps, c, memorySource(state.docs, name), access, pause);
+      const ahead = await readPast(deps, deps.folds.get(name)!, past);
+      const answerOf = (state: PastState) => pastAnswer(deps, c, memorySource(state.docs, name), access, pause);
+      if (!deps.answers) return answerOf(await replayCollectionAt(deps, name, past, pause, ahead));
       // Instants between the same two object events have one state, so one answer: asked for
-      // nearby instants (a second apart, a day apart in a quiet stretch), it is made once.
-      const key = `${name}\u0000@${state.position}\u0000${accessKey(access)}`;
-      return deps.answers ? deps.answers.through(key, version, made, read) : made();
+      // nearby instants (a second apart, a day apart in a quiet stretch), it is made once, and found
+      // by the state's position before anything is loaded or replayed.
+      const keyOf = (position: number) => `${name}\u0000@${position}\u0000${accessKey(access)}`;
+      if (ahead.position !== undefined) return deps.answers.through(keyOf(ahead.position), version, async () => answerOf(await replayCollectionAt(deps, name, past, pause, ahead)), read);
+      const state = await replayCollectionAt(deps, name, past, pause, ahead);
+      return deps.answers.through(keyOf(state.position), version, () => answerOf(state), read);
     };
     return deps.replays ? deps.replays.run(replay) : replay();
   };

@@ -37,7 +37,7 @@ const MAX_LINKS = 512;
 const CHAIN_RATIO = 1;
 const REBUILD_CHAIN_RATIO = 3;
 
-type SnapshotMeta = {
+export type SnapshotMeta = {
   readonly id: string;
   readonly collection: string;
   readonly position: number;
