@@ -378,7 +378,7 @@ const DAY = 86_400_000;
  * snapshot at (2,000 divides half of the 200k, 1M and 2M histories benchmarked), and so is every
  * instant a whole number of fiftieths of the history away from it (the `reporting` benchmark's
  * distinct instants): there an answer replays nothing, which made those figures the best case (at
- * 1M events, measured in-process on the same store: about 30 ms more for a cold instant, 70-150 ms
+ * 1M events, measured in-process on the same store: about 30 ms more for a cold instant, 70-210 ms
  * more for the first one a process answers).
  */
 export const MID_PAST_SNAPSHOT = 1_000;
