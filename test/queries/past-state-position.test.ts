@@ -18,30 +18,37 @@ import { created, TITLE } from '../support/reporting.ts';
 import { startTestService } from '../support/service.ts';
 import { sleep } from '../support/wait.ts';
 
+const INTERVAL = 3;
+
 test('nearby instants of one state replay nothing after the first; past the next event, the new state', async () => {
-  const svc = await startTestService({ SVC_SNAPSHOT_INTERVAL: '3' });
+  const svc = await startTestService({ SVC_SNAPSHOT_INTERVAL: String(INTERVAL) });
   try {
     const { reads, events } = svc.engines;
     const fold = 'collection:phd_projects';
     const create = (title: string) => created(svc, { type: 'phd:type:project', attributes: { [TITLE]: title } });
-    /** Until the collection's projection has folded the whole log (and taken the snapshots it takes). */
-    const folded = async () => {
+    const newest = async () => (await latestSnapshot(reads, fold))?.position ?? 0;
+    /**
+     * The head once the collection's projection has folded it and taken its snapshots: the runner
+     * commits a batch before it snapshots it, and takes one at the batch's last event (the head)
+     * when INTERVAL positions have passed since the newest, so only that one can still be coming.
+     */
+    const settled = async () => {
       const head = await events.headPosition();
       while (((await reads.getCheckpoint(fold))?.position ?? 0) < head) await sleep(5);
+      if (head - (await newest()) >= INTERVAL) while ((await newest()) < head) await sleep(5);
       return head;
     };
     for (let i = 0; i < 7; i++) await create(`Project ${i}`);
-    let head = await folded();
-    // One more event where the last snapshot is of the whole log: too few after it for another one.
-    if ((await latestSnapshot(reads, fold))?.position === head) {
+    let head = await settled();
+    // Events to replay after the newest snapshot: one more object where that snapshot is of the whole log.
+    if ((await newest()) === head) {
       await create('Project 7');
-      head = await folded();
+      head = await settled();
     }
     await sleep(5);
     const instant = Date.now();
     const snapshot = await latestSnapshot(reads, fold, new Date(instant));
     assert.ok(snapshot && snapshot.position < head, `a snapshot before the last event (${snapshot?.position} of ${head})`);
-
     const model = loadAppModel(svc.config);
     let applied = 0;
     const counted = (f: Projector): Projector => ({ ...f, apply: (e: RecordedEvent, d: DocAccess) => (applied++, f.apply(e, d)) });
