@@ -82,11 +82,11 @@ test('nearby instants of one state replay nothing after the first; past the next
     }
     assert.is(applied, replayed, 'no replay for the nearby instants');
 
+    // Past the next event, its own state (replayed, or loaded from a snapshot the runner took of it meanwhile).
     await sleep(5);
-    await created(svc, { type: 'phd:type:project', attributes: { [TITLE]: 'Project after' } });
+    await create('Project after');
     await sleep(5);
     const after = await answer(Date.now() - 1);
-    assert.ok(applied > replayed, 'an instant past the next event replays');
     assert.ok(after.members.includes('Project after') && !first.members.includes('Project after'));
   } finally {
     await svc.stop();
