@@ -138,8 +138,8 @@ interface PastRead {
   readonly position: number | undefined;
 }
 
-const readPast = async (deps: ReportingDeps, fold: Projector, at: Date): Promise<PastRead> => {
-  const snapshot = await latestSnapshot(deps.reads, fold.name, at);
+const readPast = async (deps: ReportingDeps, name: string, at: Date): Promise<PastRead> => {
+  const snapshot = await latestSnapshot(deps.reads, deps.folds.get(name)!.name, at);
   const after = snapshot?.position ?? 0;
   const events: RecordedEvent[] = [];
   for await (const event of deps.events.readAll({ after, until: at, types: OBJECT_EVENT_TYPES, maxCount: READ_AHEAD + 1 })) events.push(event);
@@ -149,13 +149,12 @@ const readPast = async (deps: ReportingDeps, fold: Projector, at: Date): Promise
 
 /**
  * Replays the log into the collection's fold, from the newest snapshot at or before `at` to the last
- * event at or before it (`read`: that snapshot and those events, read already). A snapshot written
+ * event at or before it, from the snapshot and events readPast found. A snapshot written
  * by a newer version (a cluster upgraded one process at a time) in a format this one cannot read is
  * passed over: the replay starts from the log's start.
  */
-export const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date, pause: Pause = slicer(), read?: PastRead): Promise<PastState> => {
+const replayCollectionAt = async (deps: ReportingDeps, name: string, at: Date, { snapshot: found, events: ahead }: PastRead, pause: Pause): Promise<PastState> => {
   const fold = deps.folds.get(name)!;
-  const { snapshot: found, events: ahead } = read ?? (await readPast(deps, fold, at));
   const loaded = found
     ? await loadSnapshot(deps.reads, deps.parsedSnapshots, found, fold.derived, pause, deps.inflate).catch((e: unknown) => {
         if (e instanceof UnreadableChunkError) return undefined;
@@ -302,16 +301,16 @@ export const collectionAnswer = async (deps: ReportingDeps, name: string, at: Da
     if (!past) return liveAnswer(deps, c, access, pause);
     const replay = async () => {
       const read = version();
-      const ahead = await readPast(deps, deps.folds.get(name)!, past);
-      const answerOf = (state: PastState) => pastAnswer(deps, c, memorySource(state.docs, name), access, pause);
-      if (!deps.answers) return answerOf(await replayCollectionAt(deps, name, past, pause, ahead));
+      const ahead = await readPast(deps, name, past);
+      // Replayed first only where the events read ahead did not all fit, to learn its position.
+      let state: PastState | undefined;
+      const position = ahead.position ?? (state = await replayCollectionAt(deps, name, past, ahead, pause)).position;
+      const made = async () => pastAnswer(deps, c, memorySource((state ?? (await replayCollectionAt(deps, name, past, ahead, pause))).docs, name), access, pause);
       // Instants between the same two object events have one state, so one answer: asked for
       // nearby instants (a second apart, a day apart in a quiet stretch), it is made once, and found
       // by the state's position before anything is loaded or replayed.
-      const keyOf = (position: number) => `${name}\u0000@${position}\u0000${accessKey(access)}`;
-      if (ahead.position !== undefined) return deps.answers.through(keyOf(ahead.position), version, async () => answerOf(await replayCollectionAt(deps, name, past, pause, ahead)), read);
-      const state = await replayCollectionAt(deps, name, past, pause, ahead);
-      return deps.answers.through(keyOf(state.position), version, () => answerOf(state), read);
+      const key = `${name}\u0000@${position}\u0000${accessKey(access)}`;
+      return deps.answers ? deps.answers.through(key, version, made, read) : made();
     };
     return deps.replays ? deps.replays.run(replay) : replay();
   };
